@@ -1,0 +1,1 @@
+# The job-side Python client and its tests.

@@ -1,0 +1,40 @@
+/*
+ * The route handlers.  Each answers one route of the table in routes.c; they
+ * share the signature of router.h and talk to the store and the tuner only.
+ */
+#ifndef DLPROF_API_H
+#define DLPROF_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "router.h"
+
+/* api_node.c */
+void api_healthz(const struct http_request *req, struct http_response *resp);
+void api_node(const struct http_request *req, struct http_response *resp);
+/* api_jobs.c */
+void api_jobs_list(const struct http_request *req, struct http_response *resp);
+void api_jobs_register(const struct http_request *req, struct http_response *resp);
+void api_job_get(const struct http_request *req, struct http_response *resp);
+void api_job_end(const struct http_request *req, struct http_response *resp);
+/* api_ingest.c */
+void api_job_metrics(const struct http_request *req, struct http_response *resp);
+/* api_static.c */
+void api_static(const struct http_request *req, struct http_response *resp);
+
+/*
+ * Shared by handlers: parses the {id} capture; replies 404 and returns -1
+ * when it is not a job id.
+ */
+int api_job_id(const struct http_request *req, struct http_response *resp, int64_t *id);
+struct job_brief;
+/*
+ * Whether the request's peer may change job b: a job registered over the
+ * Unix socket belongs to that uid; other non-root uids get 403 (replied).
+ */
+bool api_may_change_job(const struct http_request *req, const struct job_brief *b, struct http_response *resp);
+/* Maps a store error to a reply (503 with Retry-After for busy/unavailable). */
+void api_store_error(struct http_response *resp, int err, const char *what);
+
+#endif

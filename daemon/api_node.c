@@ -1,0 +1,34 @@
+/*
+ * /healthz and /api/v1/node: whether the daemon can do its work, and what
+ * this machine is (topology, hardware class, collectors and their status).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "app.h"
+#include "node.h"
+#include "sampler.h"
+#include "store.h"
+
+void api_healthz(const struct http_request *req, struct http_response *resp)
+{
+	char why[256];
+
+	if (!store_writable(req->app->store, why, sizeof(why))) {
+		http_reply_error(resp, 503, "store_unavailable", "the database cannot be written: %s", why);
+		http_add_header(resp, "Retry-After", "5");
+		return;
+	}
+	http_reply_text(resp, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3);
+}
+
+void api_node(const struct http_request *req, struct http_response *resp)
+{
+	json_t *node = node_json(req->app->node);
+
+	json_object_set_new(node, "collectors",
+			    req->app->sampler ? sampler_collectors_json(req->app->sampler) : json_array());
+	json_object_set_new(node, "version", json_string(PACKAGE_VERSION));
+	http_reply_json(resp, 200, node);
+}

@@ -1,0 +1,37 @@
+/*
+ * The daemon's long-lived parts, handed to every route handler.  Each part
+ * owns its own state and lock; this struct only ties them together.
+ */
+#ifndef DLPROF_APP_H
+#define DLPROF_APP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct store;
+struct node_info;
+struct tuner;
+struct sampler;
+struct daemon_stats;
+
+/*
+ * Limits that handlers read on every request.  Copied from the configuration
+ * at start and on reload (atomics: a reload may race a request).
+ */
+struct app_limits {
+	_Atomic size_t max_samples;       /* samples in one ingest request */
+	_Atomic double max_sample_age_s;  /* oldest accepted sample timestamp, seconds before now */
+	_Atomic double max_sample_skew_s; /* newest accepted, seconds after now */
+};
+
+struct app {
+	struct store *store;
+	struct node_info *node;
+	struct tuner *tuner;           /* NULL until the tuner exists */
+	struct sampler *sampler;       /* NULL when sampling is off */
+	struct daemon_stats *stats;
+	struct app_limits limits;
+	const char *web_root;          /* owned by the configuration in force */
+};
+
+#endif

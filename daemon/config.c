@@ -1,0 +1,533 @@
+/*
+ * Configuration: the table of keys, the INI reader (through inih) and the
+ * command-line parser.  Both sources go through config_set(), so a key has
+ * one parser and one validator whichever way it arrives.  Errors name the
+ * place (file:line or the option) and the key; parsing goes on to report
+ * every error, then fails once.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <ini.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef DLPROF_SYSCONFDIR
+#define DLPROF_SYSCONFDIR "/etc"
+#endif
+#ifndef DLPROF_DATADIR
+#define DLPROF_DATADIR "/usr/share/dlprofd"
+#endif
+
+#define CONFIG_DEFAULT_PATH DLPROF_SYSCONFDIR "/dlprofd/dlprofd.conf"
+
+enum key_type { KEY_STRING, KEY_ENUM, KEY_DOUBLE, KEY_LONG, KEY_LISTEN };
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t offset;          /* into struct config */
+	const char *def;        /* default, as text */
+	double min, max;        /* numbers: inclusive bounds */
+	const char *choices;    /* KEY_ENUM: '|'-separated */
+	bool reloadable;        /* SIGHUP may change it */
+	const char *help;
+};
+
+#define OFF(f) offsetof(struct config, f)
+
+static const struct key keys[] = {
+	{"listen", KEY_LISTEN, OFF(listen), "0.0.0.0:8080", 0, 0, NULL, false,
+	 "ADDR:PORT to serve HTTP on; repeatable; IPv6 as [::1]:8080"},
+	{"socket", KEY_STRING, OFF(socket_path), "/run/dlprofd/dlprofd.sock", 0, 0, NULL, false,
+	 "Unix socket serving the same API (\"\" disables)"},
+	{"db", KEY_STRING, OFF(db_path), "/var/lib/dlprofd/dlprofd.db", 0, 0, NULL, false,
+	 "SQLite database file"},
+	{"web_root", KEY_STRING, OFF(web_root), DLPROF_DATADIR "/web", 0, 0, NULL, false,
+	 "directory of the dashboard's static files"},
+	{"interval", KEY_DOUBLE, OFF(interval_s), "1.0", 0.01, 3600, NULL, true,
+	 "sampling period in seconds (fractions allowed)"},
+	{"log_level", KEY_ENUM, OFF(log_level), "info", 0, 0, "error|warning|info|debug", true,
+	 "lines above this level are dropped"},
+	{"retention_days", KEY_DOUBLE, OFF(retention_days), "7", 0.001, 36500, NULL, true,
+	 "days raw samples are kept before per-minute roll-up"},
+	{"token", KEY_STRING, OFF(token), "", 0, 0, NULL, true,
+	 "bearer token that allows mutations from non-local addresses"},
+	{"token_file", KEY_STRING, OFF(token_file), "", 0, 0, NULL, true,
+	 "file whose first line is the token (keeps it out of the config)"},
+	{"read_access", KEY_ENUM, OFF(read_access), "any", 0, 0, "any|local|token", true,
+	 "who may call read endpoints"},
+	{"max_body_bytes", KEY_LONG, OFF(max_body_bytes), "8388608", 1024, 1073741824, NULL, false,
+	 "largest request body accepted (413 beyond)"},
+	{"max_samples", KEY_LONG, OFF(max_samples), "10000", 1, 1000000, NULL, true,
+	 "samples accepted in one ingest request"},
+	{"http_threads", KEY_LONG, OFF(http_threads), "4", 1, 256, NULL, false,
+	 "HTTP worker threads per listener"},
+	{"max_connections", KEY_LONG, OFF(max_connections), "1024", 1, 65536, NULL, false,
+	 "concurrent connections per listener"},
+	{"connection_timeout", KEY_LONG, OFF(connection_timeout_s), "30", 1, 3600, NULL, false,
+	 "seconds an idle connection is kept"},
+	{"queue_limit", KEY_LONG, OFF(queue_limit), "4096", 1, 1048576, NULL, false,
+	 "write operations queued before ingest answers 503"},
+	{"explore_share", KEY_DOUBLE, OFF(explore_share), "0.10", 0, 1, NULL, false,
+	 "largest share of a job's steps on configs not believed best"},
+	{"gain_threshold", KEY_DOUBLE, OFF(gain_threshold), "0.01", 0, 1, NULL, false,
+	 "exploration stops when the expected gain is below this"},
+	{"proc_root", KEY_STRING, OFF(proc_root), "/proc", 0, 0, NULL, false,
+	 "where procfs is mounted (tests use fixture trees)"},
+	{"sys_root", KEY_STRING, OFF(sys_root), "/sys", 0, 0, NULL, false,
+	 "where sysfs is mounted"},
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* Where a value came from, for messages. */
+struct origin {
+	const char *file;  /* NULL: command line */
+	int line;
+};
+
+static void report(const struct origin *o, const char *key, const char *fmt, const char *arg)
+{
+	if (o->file)
+		fprintf(stderr, "<3>%s:%d: %s: ", o->file, o->line, key);
+	else
+		fprintf(stderr, "<3>option --%s: ", key);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+}
+
+static const struct key *key_find(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static bool enum_allows(const char *choices, const char *value)
+{
+	size_t len = strlen(value);
+	const char *p = choices;
+
+	while (*p) {
+		const char *end = strchr(p, '|');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n == len && strncmp(p, value, n) == 0)
+			return true;
+		p += n + (end ? 1 : 0);
+	}
+	return false;
+}
+
+/* Checks "host:port" or "[v6]:port" without resolving anything. */
+static bool listen_valid(const char *v)
+{
+	const char *colon;
+	char *end;
+	long port;
+
+	if (v[0] == '[') {
+		const char *close = strchr(v, ']');
+		if (!close || close == v + 1 || close[1] != ':')
+			return false;
+		colon = close + 1;
+	} else {
+		colon = strrchr(v, ':');
+		if (!colon || colon == v || strchr(v, ':') != colon)
+			return false;
+	}
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	return errno == 0 && *end == '\0' && end != colon + 1 && port >= 0 && port <= 65535;
+}
+
+static int set_string(char **slot, const char *value)
+{
+	char *copy = strdup(value);
+	if (!copy)
+		return -1;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+static int set_listen(struct config *cfg, const char *value, bool append, const struct origin *o)
+{
+	if (!append) {
+		for (int i = 0; i < cfg->nlisten; i++)
+			free(cfg->listen[i]);
+		cfg->nlisten = 0;
+	}
+	if (!listen_valid(value)) {
+		report(o, "listen", "'%s' is not ADDR:PORT (IPv6 as [ADDR]:PORT)", value);
+		return -1;
+	}
+	if (cfg->nlisten == CONFIG_MAX_LISTEN) {
+		report(o, "listen", "more than %s addresses", "8");
+		return -1;
+	}
+	cfg->listen[cfg->nlisten] = strdup(value);
+	if (!cfg->listen[cfg->nlisten])
+		return -1;
+	cfg->nlisten++;
+	return 0;
+}
+
+static int parse_number(const struct key *k, const char *value, double *out, const struct origin *o)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (errno != 0 || end == value || *end != '\0' || !isfinite(v)) {
+		report(o, k->name, "'%s' is not a number", value);
+		return -1;
+	}
+	if (k->type == KEY_LONG && v != floor(v)) {
+		report(o, k->name, "'%s' is not a whole number", value);
+		return -1;
+	}
+	if (v < k->min || v > k->max) {
+		char range[96];
+		snprintf(range, sizeof(range), "'%s' is outside %g..%g", value, k->min, k->max);
+		report(o, k->name, "%s", range);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * Sets one key from text.  append: a repeated listen adds to the list
+ * instead of replacing it.  Returns 0 or -1 after reporting.
+ */
+static int config_set(struct config *cfg, const struct key *k, const char *value, bool append,
+		      const struct origin *o)
+{
+	char *base = (char *)cfg;
+	double num;
+
+	switch (k->type) {
+	case KEY_LISTEN:
+		return set_listen(cfg, value, append, o);
+	case KEY_ENUM:
+		if (!enum_allows(k->choices, value)) {
+			report(o, k->name, "'%s' is not one of ", value);
+			fprintf(stderr, "<3>  allowed: %s\n", k->choices);
+			return -1;
+		}
+		return set_string((char **)(base + k->offset), value);
+	case KEY_STRING:
+		return set_string((char **)(base + k->offset), value);
+	case KEY_DOUBLE:
+		if (parse_number(k, value, &num, o) < 0)
+			return -1;
+		*(double *)(base + k->offset) = num;
+		return 0;
+	case KEY_LONG:
+		if (parse_number(k, value, &num, o) < 0)
+			return -1;
+		*(long *)(base + k->offset) = (long)num;
+		return 0;
+	}
+	return -1;
+}
+
+static struct config *config_defaults(void)
+{
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	struct origin o = {"(built-in default)", 0};
+
+	if (!cfg)
+		return NULL;
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (config_set(cfg, &keys[i], keys[i].def, false, &o) < 0) {
+			config_free(cfg);
+			return NULL;
+		}
+	}
+	return cfg;
+}
+
+void config_free(struct config *cfg)
+{
+	if (!cfg)
+		return;
+	for (int i = 0; i < cfg->nlisten; i++)
+		free(cfg->listen[i]);
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].type == KEY_STRING || keys[i].type == KEY_ENUM)
+			free(*(char **)((char *)cfg + keys[i].offset));
+	}
+	free(cfg->config_path);
+	free(cfg);
+}
+
+/* inih hands us lines through this reader so that errors can say which line. */
+struct ini_state {
+	FILE *f;
+	struct config *cfg;
+	struct origin origin;
+	bool listen_seen;   /* the file's first listen replaces the default */
+	int errors;
+};
+
+static char *ini_read_line(char *str, int num, void *stream)
+{
+	struct ini_state *st = stream;
+	char *line = fgets(str, num, st->f);
+	if (line)
+		st->origin.line++;
+	return line;
+}
+
+static int ini_on_value(void *user, const char *section, const char *name, const char *value)
+{
+	struct ini_state *st = user;
+	const struct key *k;
+
+	if (section[0] != '\0' && strcmp(section, "dlprofd") != 0) {
+		report(&st->origin, name, "unknown section [%s]", section);
+		st->errors++;
+		return 1;
+	}
+	k = key_find(name);
+	if (!k) {
+		report(&st->origin, name, "unknown key%s", "");
+		st->errors++;
+		return 1;
+	}
+	if (config_set(st->cfg, k, value, k->type == KEY_LISTEN && st->listen_seen, &st->origin) < 0)
+		st->errors++;
+	if (k->type == KEY_LISTEN)
+		st->listen_seen = true;
+	return 1;   /* keep going: report every error */
+}
+
+static int config_read_file(struct config *cfg, const char *path, bool must_exist)
+{
+	struct ini_state st = {.cfg = cfg, .origin = {path, 0}};
+	int rc;
+
+	st.f = fopen(path, "r");
+	if (!st.f) {
+		if (!must_exist && errno == ENOENT)
+			return 0;
+		fprintf(stderr, "<3>%s: cannot open configuration: %s\n", path, strerror(errno));
+		return -1;
+	}
+	rc = ini_parse_stream(ini_read_line, &st, ini_on_value, &st);
+	fclose(st.f);
+	if (rc > 0) {
+		fprintf(stderr, "<3>%s:%d: syntax error\n", path, rc);
+		return -1;
+	}
+	return st.errors ? -1 : 0;
+}
+
+static int config_read_token_file(struct config *cfg)
+{
+	char line[512];
+	FILE *f;
+
+	if (cfg->token_file[0] == '\0')
+		return 0;
+	f = fopen(cfg->token_file, "r");
+	if (!f) {
+		fprintf(stderr, "<3>token_file: %s: %s\n", cfg->token_file, strerror(errno));
+		return -1;
+	}
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	line[strcspn(line, "\r\n")] = '\0';
+	if (line[0] == '\0') {
+		fprintf(stderr, "<3>token_file: %s: empty\n", cfg->token_file);
+		return -1;
+	}
+	return set_string(&cfg->token, line);
+}
+
+static void config_usage(FILE *out, const char *prog)
+{
+	fprintf(out,
+		"usage: %s [--foreground] [--config FILE] [--check-config] [--KEY VALUE ...]\n"
+		"dlprofd samples deep-learning jobs, learns their best thread/GPU settings\n"
+		"and serves them over HTTP.\n\n"
+		"  -f, --foreground     stay in the foreground (the only mode; for clarity)\n"
+		"  -c, --config FILE    configuration file (default " CONFIG_DEFAULT_PATH ")\n"
+		"  -n, --check-config   check the configuration and exit\n"
+		"  -h, --help           this text\n"
+		"  -V, --version        print the version\n\n"
+		"Every configuration key is also an option (underscores as dashes):\n",
+		prog);
+	for (size_t i = 0; i < NKEYS; i++) {
+		char opt[64];
+		snprintf(opt, sizeof(opt), "--%s", keys[i].name);
+		for (char *p = opt; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		fprintf(out, "  %-22s %s (default \"%s\")\n", opt, keys[i].help, keys[i].def);
+	}
+}
+
+enum { OPT_KEY_BASE = 1000 };
+
+/* First pass: only --config, --help, --version; the file must load before flags apply. */
+static enum config_result config_scan_meta(int argc, char **argv, const char **config_path, bool *check)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			config_usage(stdout, argv[0]);
+			return CONFIG_EXIT_OK;
+		}
+		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+			printf("dlprofd " PACKAGE_VERSION "\n");
+			return CONFIG_EXIT_OK;
+		}
+		if (strcmp(a, "--check-config") == 0 || strcmp(a, "-n") == 0)
+			*check = true;
+		if ((strcmp(a, "--config") == 0 || strcmp(a, "-c") == 0) && i + 1 < argc)
+			*config_path = argv[++i];
+		else if (strncmp(a, "--config=", 9) == 0)
+			*config_path = a + 9;
+	}
+	return CONFIG_OK;
+}
+
+static int config_apply_flags(struct config *cfg, int argc, char **argv)
+{
+	struct option opts[NKEYS + 6];
+	char names[NKEYS][64];
+	bool listen_seen = false;
+	int errors = 0, c, n = 0;
+
+	for (size_t i = 0; i < NKEYS; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s", keys[i].name);
+		for (char *p = names[i]; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		opts[n++] = (struct option){names[i], required_argument, NULL, OPT_KEY_BASE + (int)i};
+	}
+	opts[n++] = (struct option){"foreground", no_argument, NULL, 'f'};
+	opts[n++] = (struct option){"config", required_argument, NULL, 'c'};
+	opts[n++] = (struct option){"check-config", no_argument, NULL, 'n'};
+	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	opts[n++] = (struct option){"version", no_argument, NULL, 'V'};
+	opts[n] = (struct option){NULL, 0, NULL, 0};
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":fc:nhV", opts, NULL)) != -1) {
+		if (c >= OPT_KEY_BASE) {
+			const struct key *k = &keys[c - OPT_KEY_BASE];
+			struct origin o = {NULL, 0};
+			if (config_set(cfg, k, optarg, k->type == KEY_LISTEN && listen_seen, &o) < 0)
+				errors++;
+			if (k->type == KEY_LISTEN)
+				listen_seen = true;
+		} else if (c == 'f') {
+			cfg->foreground = true;
+		} else if (c == ':') {
+			fprintf(stderr, "<3>option %s: needs a value\n", argv[optind - 1]);
+			errors++;
+		} else if (c == '?') {
+			fprintf(stderr, "<3>option %s: unknown (see --help)\n", argv[optind - 1]);
+			errors++;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "<3>unexpected argument '%s' (see --help)\n", argv[optind]);
+		errors++;
+	}
+	return errors ? -1 : 0;
+}
+
+static struct config *config_build(int argc, char **argv, const char *path, bool must_exist)
+{
+	struct config *cfg = config_defaults();
+	int errors = 0;
+
+	if (!cfg)
+		return NULL;
+	cfg->config_path = strdup(path);
+	if (!cfg->config_path || config_read_file(cfg, path, must_exist) < 0)
+		errors++;
+	/* Flags after the file: they win.  Reported even when the file failed. */
+	if (config_apply_flags(cfg, argc, argv) < 0)
+		errors++;
+	if (!errors && config_read_token_file(cfg) < 0)
+		errors++;
+	if (errors) {
+		config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+enum config_result config_load(int argc, char **argv, struct config **out)
+{
+	const char *path = NULL;
+	bool check = false;
+	enum config_result r = config_scan_meta(argc, argv, &path, &check);
+	struct config *cfg;
+
+	if (r != CONFIG_OK)
+		return r;
+	cfg = config_build(argc, argv, path ? path : CONFIG_DEFAULT_PATH, path != NULL);
+	if (!cfg)
+		return CONFIG_ERROR;
+	if (check) {
+		printf("configuration ok\n");
+		config_free(cfg);
+		return CONFIG_EXIT_OK;
+	}
+	*out = cfg;
+	return CONFIG_OK;
+}
+
+struct config *config_reload(const struct config *old, int argc, char **argv)
+{
+	return config_build(argc, argv, old->config_path, strcmp(old->config_path, CONFIG_DEFAULT_PATH) != 0);
+}
+
+void config_restart_keys(const struct config *a, const struct config *b, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < NKEYS && off < len; i++) {
+		const struct key *k = &keys[i];
+		const char *pa = (const char *)a + k->offset, *pb = (const char *)b + k->offset;
+		bool differs = false;
+
+		if (k->reloadable)
+			continue;
+		switch (k->type) {
+		case KEY_LISTEN:
+			differs = a->nlisten != b->nlisten;
+			for (int j = 0; !differs && j < a->nlisten; j++)
+				differs = strcmp(a->listen[j], b->listen[j]) != 0;
+			break;
+		case KEY_STRING:
+		case KEY_ENUM:
+			differs = strcmp(*(char *const *)pa, *(char *const *)pb) != 0;
+			break;
+		case KEY_DOUBLE:
+			differs = *(const double *)pa != *(const double *)pb;
+			break;
+		case KEY_LONG:
+			differs = *(const long *)pa != *(const long *)pb;
+			break;
+		}
+		if (differs)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", k->name);
+	}
+}

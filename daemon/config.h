@@ -1,0 +1,60 @@
+/*
+ * The daemon's configuration: one declarative table of keys (name, type,
+ * bounds, default, whether SIGHUP may change it), read from an INI file and
+ * then from command-line flags, which win.  A configuration is parsed into a
+ * fresh struct, validated whole, and only then swapped in.
+ */
+#ifndef DLPROF_CONFIG_H
+#define DLPROF_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CONFIG_MAX_LISTEN 8
+
+struct config {
+	char *listen[CONFIG_MAX_LISTEN]; /* "ADDR:PORT", "[v6]:PORT" */
+	int nlisten;
+	char *socket_path;               /* "" disables the Unix socket */
+	char *db_path;
+	char *web_root;
+	double interval_s;
+	char *log_level;
+	double retention_days;
+	char *token;                     /* "" : no token, remote mutations refused */
+	char *token_file;
+	char *read_access;               /* any | local | token */
+	long max_body_bytes;
+	long max_samples;
+	long http_threads;
+	long max_connections;
+	long connection_timeout_s;
+	long queue_limit;
+	double explore_share;
+	double gain_threshold;
+	char *proc_root;
+	char *sys_root;
+	bool foreground;
+	char *config_path;               /* the file it came from */
+};
+
+enum config_result {
+	CONFIG_OK = 0,
+	CONFIG_EXIT_OK = 1,   /* --help or --version printed: exit 0 */
+	CONFIG_ERROR = -1,    /* a bad value or option, already reported: exit 2 */
+};
+
+/*
+ * Builds a configuration from defaults, the INI file (--config or the
+ * default path; a missing default file is fine, a missing named one is not)
+ * and argv.  Every error is reported to stderr as "file:line: key: message"
+ * or "option --key: message"; all are reported before failing.
+ */
+enum config_result config_load(int argc, char **argv, struct config **out);
+/* Re-reads the same file with the same argv for SIGHUP; NULL on error. */
+struct config *config_reload(const struct config *old, int argc, char **argv);
+void config_free(struct config *cfg);
+/* Names of keys whose change needs a restart, listed into buf. */
+void config_restart_keys(const struct config *a, const struct config *b, char *buf, size_t len);
+
+#endif

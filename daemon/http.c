@@ -1,0 +1,116 @@
+/*
+ * Request accessors and response builders shared by every handler.  Pure:
+ * no server types, so handlers run the same under tests and fuzzers.
+ */
+#include "http.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *http_query(const struct http_request *req, const char *key)
+{
+	for (size_t i = 0; i < req->nquery; i++)
+		if (strcmp(req->query[i].key, key) == 0)
+			return req->query[i].value ? req->query[i].value : "";
+	return NULL;
+}
+
+const char *http_param(const struct http_request *req, const char *key)
+{
+	for (size_t i = 0; i < req->nparams; i++)
+		if (strcmp(req->params[i].key, key) == 0)
+			return req->params[i].value;
+	return NULL;
+}
+
+void http_response_clear(struct http_response *resp)
+{
+	free(resp->body);
+	for (size_t i = 0; i < resp->nheaders; i++)
+		free((char *)resp->headers[i].value);
+	memset(resp, 0, sizeof(*resp));
+}
+
+void http_reply_text(struct http_response *resp, int status, const char *content_type,
+		     char *body_stolen, size_t len)
+{
+	free(resp->body);
+	resp->status = status;
+	resp->content_type = content_type;
+	resp->body = body_stolen;
+	resp->body_len = len;
+}
+
+void http_reply_json(struct http_response *resp, int status, json_t *body_stolen)
+{
+	/* JSON_ENSURE_ASCII: every string escaped; safe in any context. */
+	char *text = json_dumps(body_stolen, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
+	size_t len;
+
+	json_decref(body_stolen);
+	if (!text) {
+		http_reply_text(resp, 500, "application/json",
+				strdup("{\"error\":\"internal\",\"detail\":\"out of memory\"}"), 0);
+		resp->body_len = resp->body ? strlen(resp->body) : 0;
+		return;
+	}
+	len = strlen(text);
+	/* A trailing newline makes curl output readable. */
+	char *nl = realloc(text, len + 2);
+	if (nl) {
+		text = nl;
+		text[len++] = '\n';
+		text[len] = '\0';
+	}
+	http_reply_text(resp, status, "application/json", text, len);
+}
+
+void http_reply_error(struct http_response *resp, int status, const char *error, const char *detail_fmt, ...)
+{
+	char detail[512];
+	va_list ap;
+
+	va_start(ap, detail_fmt);
+	vsnprintf(detail, sizeof(detail), detail_fmt, ap);
+	va_end(ap);
+	http_reply_json(resp, status, json_pack("{s:s, s:s}", "error", error, "detail", detail));
+}
+
+void http_add_header(struct http_response *resp, const char *name_static, const char *value)
+{
+	if (resp->nheaders == HTTP_MAX_HEADERS)
+		return;
+	resp->headers[resp->nheaders].key = name_static;
+	resp->headers[resp->nheaders].value = strdup(value);
+	if (resp->headers[resp->nheaders].value)
+		resp->nheaders++;
+}
+
+json_t *http_parse_json_body(const struct http_request *req, struct http_response *resp)
+{
+	json_error_t err;
+	json_t *v;
+
+	if (req->content_type && strncmp(req->content_type, "application/json", 16) != 0) {
+		http_reply_error(resp, 415, "unsupported_media_type",
+				 "the body must be application/json, not %s", req->content_type);
+		return NULL;
+	}
+	if (req->body_len == 0) {
+		http_reply_error(resp, 400, "bad_request", "the body is empty; a JSON object was expected");
+		return NULL;
+	}
+	v = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
+	if (!v) {
+		http_reply_error(resp, 400, "bad_json", "line %d column %d: %s", err.line, err.column, err.text);
+		return NULL;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		http_reply_error(resp, 400, "bad_request", "the body must be a JSON object");
+		return NULL;
+	}
+	return v;
+}

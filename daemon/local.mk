@@ -1,0 +1,35 @@
+# The daemon: everything but main.c goes into libdlprof.a, which the tests
+# link against, so tests exercise the real sources.
+noinst_LIBRARIES += daemon/libdlprof.a
+daemon_libdlprof_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) \
+	$(INIH_CFLAGS) $(JEMALLOC_CFLAGS) $(SYSTEMD_CFLAGS) $(PAPI_CFLAGS)
+daemon_libdlprof_a_SOURCES = \
+	daemon/app.h daemon/clock.h \
+	daemon/log.c daemon/log.h \
+	daemon/config.c daemon/config.h \
+	daemon/migrations.h \
+	daemon/store.c daemon/store.h daemon/store_internal.h \
+	daemon/store_jobs.c \
+	daemon/store_samples.c \
+	daemon/http.c daemon/http.h \
+	daemon/router.c daemon/router.h \
+	daemon/routes.c daemon/api.h \
+	daemon/server.c daemon/server.h \
+	daemon/node.c daemon/node.h \
+	daemon/stats.c daemon/stats.h \
+	daemon/validate.c daemon/validate.h \
+	daemon/api_node.c \
+	daemon/api_jobs.c \
+	daemon/api_ingest.c \
+	daemon/api_static.c \
+	$(COLLECTOR_SOURCES) \
+	$(TUNER_SOURCES)
+nodist_daemon_libdlprof_a_SOURCES = daemon/migrations.c
+
+DLPROF_LIBS = daemon/libdlprof.a $(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(INIH_LIBS) \
+	$(JEMALLOC_LIBS) $(SYSTEMD_LIBS) $(PAPI_LIBS) $(LIKWID_LIBS)
+
+sbin_PROGRAMS += daemon/dlprofd
+daemon_dlprofd_SOURCES = daemon/main.c
+daemon_dlprofd_CFLAGS = $(daemon_libdlprof_a_CFLAGS)
+daemon_dlprofd_LDADD = $(DLPROF_LIBS)

@@ -1,0 +1,115 @@
+/*
+ * Implementation of log.h.  The level is the only state; it is an atomic so
+ * that a reload may change it while other threads log.
+ */
+#include "log.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static _Atomic int log_max_level = LOG_LEVEL_INFO;
+
+void log_set_level(enum log_level max_level)
+{
+	atomic_store(&log_max_level, (int)max_level);
+}
+
+int log_level_parse(const char *name, enum log_level *out)
+{
+	static const struct {
+		const char *name;
+		enum log_level level;
+	} names[] = {
+		{"error", LOG_LEVEL_ERR},
+		{"warning", LOG_LEVEL_WARNING},
+		{"info", LOG_LEVEL_INFO},
+		{"debug", LOG_LEVEL_DEBUG},
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(name, names[i].name) == 0) {
+			*out = names[i].level;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void log_vwrite(int level, int errnum, const char *fmt, va_list ap)
+{
+	char line[2048];
+	int off, n;
+
+	if (level > atomic_load(&log_max_level))
+		return;
+	off = snprintf(line, sizeof(line), "<%d>", level);
+	n = vsnprintf(line + off, sizeof(line) - (size_t)off, fmt, ap);
+	if (n < 0)
+		return;
+	off += n;
+	if ((size_t)off >= sizeof(line) - 2)
+		off = (int)sizeof(line) - 2;
+	if (errnum != 0) {
+		char err[128];
+		const char *msg = strerror_r(errnum, err, sizeof(err)) == 0 ? err : "unknown error";
+		n = snprintf(line + off, sizeof(line) - (size_t)off, ": %s", msg);
+		off += n > 0 ? n : 0;
+		if ((size_t)off >= sizeof(line) - 2)
+			off = (int)sizeof(line) - 2;
+	}
+	line[off++] = '\n';
+	/* One write per line keeps concurrent lines whole. */
+	ssize_t w = write(STDERR_FILENO, line, (size_t)off);
+	(void)w;
+}
+
+#define LOG_BODY(level, errnum)                   \
+	do {                                      \
+		va_list ap;                       \
+		va_start(ap, fmt);                \
+		log_vwrite(level, errnum, fmt, ap); \
+		va_end(ap);                       \
+	} while (0)
+
+void log_warn(const char *fmt, ...)
+{
+	int saved = errno;
+	LOG_BODY(LOG_LEVEL_WARNING, saved);
+	errno = saved;
+}
+
+void log_warnx(const char *fmt, ...)
+{
+	LOG_BODY(LOG_LEVEL_WARNING, 0);
+}
+
+void log_info(const char *fmt, ...)
+{
+	LOG_BODY(LOG_LEVEL_INFO, 0);
+}
+
+void log_debug(const char *fmt, ...)
+{
+	LOG_BODY(LOG_LEVEL_DEBUG, 0);
+}
+
+void log_err(const char *fmt, ...)
+{
+	LOG_BODY(LOG_LEVEL_ERR, 0);
+}
+
+void fatal(const char *fmt, ...)
+{
+	int saved = errno;
+	LOG_BODY(LOG_LEVEL_ERR, saved);
+	exit(1);
+}
+
+void fatalx(const char *fmt, ...)
+{
+	LOG_BODY(LOG_LEVEL_ERR, 0);
+	exit(1);
+}

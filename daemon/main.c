@@ -1,0 +1,238 @@
+/*
+ * dlprofd's entry point: reads the configuration, opens the store, probes
+ * the node, starts the tuner, the sampler and the HTTP server, then waits
+ * for signals on the main thread: SIGHUP reloads the configuration,
+ * SIGTERM/SIGINT stop everything in order (server first, so no request is
+ * cut off, store last, so every acknowledged write is flushed).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "app.h"
+#include "config.h"
+#include "log.h"
+#include "node.h"
+#include "router.h"
+#include "sampler.h"
+#include "server.h"
+#include "stats.h"
+#include "store.h"
+#include "tuner.h"
+
+/* Everything main starts, so that shutdown can stop it in reverse. */
+struct daemon {
+	struct config *cfg;
+	struct app app;
+	struct node_info node;
+	struct server *server;
+	char *web_root;            /* not reloadable: owned here, not by cfg */
+	int argc;
+	char **argv;
+};
+
+static void notify(const char *state)
+{
+#ifdef HAVE_SYSTEMD
+	sd_notify(0, state);
+#else
+	(void)state;
+#endif
+}
+
+/* The watchdog period in seconds, or 0 when systemd asks for none. */
+static double watchdog_period(void)
+{
+#ifdef HAVE_SYSTEMD
+	uint64_t usec = 0;
+	if (sd_watchdog_enabled(0, &usec) > 0)
+		return (double)usec / 1e6;
+#endif
+	return 0;
+}
+
+static void apply_limits(struct app *app, const struct config *cfg)
+{
+	atomic_store(&app->limits.max_samples, (size_t)cfg->max_samples);
+	/* Samples may be as old as what is still kept raw, and a little in the future (clock skew). */
+	atomic_store(&app->limits.max_sample_age_s, cfg->retention_days * 86400.0);
+	atomic_store(&app->limits.max_sample_skew_s, 300.0);
+}
+
+static void apply_log_level(const struct config *cfg)
+{
+	enum log_level level = LOG_LEVEL_INFO;
+	log_level_parse(cfg->log_level, &level);
+	log_set_level(level);
+}
+
+/* A development run points --db at var/...: create that directory. */
+static int ensure_parent_dir(const char *path)
+{
+	char dir[1024];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+		log_warn("db: cannot create %s", dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int daemon_start(struct daemon *d)
+{
+	const struct config *cfg = d->cfg;
+	struct store_options so = {.queue_limit = (size_t)cfg->queue_limit, .readers = 4};
+	struct tuner_options to = {.explore_share = cfg->explore_share, .gain_threshold = cfg->gain_threshold};
+	struct sampler_options sam = {.interval_s = cfg->interval_s, .proc_root = cfg->proc_root,
+				      .sys_root = cfg->sys_root, .retention_days = cfg->retention_days};
+	struct server_options srv = {.listen = cfg->listen, .nlisten = cfg->nlisten,
+				     .socket_path = cfg->socket_path, .max_body = (size_t)cfg->max_body_bytes,
+				     .threads = (unsigned)cfg->http_threads,
+				     .max_connections = (unsigned)cfg->max_connections,
+				     .connection_timeout_s = (unsigned)cfg->connection_timeout_s};
+	json_t *topo;
+	char *topo_text;
+
+	apply_limits(&d->app, cfg);
+	d->web_root = strdup(cfg->web_root);
+	d->app.web_root = d->web_root;
+	if (node_probe(cfg->sys_root, cfg->proc_root, &d->node) < 0)
+		return -1;
+	d->app.node = &d->node;
+	if (ensure_parent_dir(cfg->db_path) < 0 || !(d->app.store = store_open(cfg->db_path, &so)))
+		return -1;
+	topo = node_json(&d->node);
+	topo_text = json_dumps(topo, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(topo);
+	if (!topo_text || store_node_save(d->app.store, d->node.hostname, d->node.hw_class, topo_text) != STORE_OK) {
+		free(topo_text);
+		return -1;
+	}
+	free(topo_text);
+	if (!(d->app.stats = stats_new(dlprof_routes)))
+		return -1;
+	if (!(d->app.tuner = tuner_open(d->app.store, &d->node, &to)))
+		return -1;
+	if (!(d->app.sampler = sampler_start(&d->app, &sam)))
+		return -1;
+	if (!(d->server = server_start(&d->app, &srv)))
+		return -1;
+	server_set_access(d->server, cfg->token, cfg->read_access);
+	log_info("dlprofd %s started: db %s, node %s (%s), sampling every %gs", PACKAGE_VERSION, cfg->db_path,
+		 d->node.hostname, d->node.hw_class, cfg->interval_s);
+	return 0;
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	server_stop(d->server);
+	sampler_stop(d->app.sampler);
+	if (d->app.tuner)
+		tuner_close(d->app.tuner);
+	store_close(d->app.store);
+	stats_free(d->app.stats);
+	free(d->web_root);
+	config_free(d->cfg);
+}
+
+static void daemon_reload(struct daemon *d)
+{
+	struct config *fresh = config_reload(d->cfg, d->argc, d->argv);
+	char restart[256];
+
+	if (!fresh) {
+		log_warnx("reload: the configuration has errors; keeping the one in force");
+		return;
+	}
+	config_restart_keys(d->cfg, fresh, restart, sizeof(restart));
+	if (restart[0])
+		log_warnx("reload: %s changed; that takes a restart", restart);
+	apply_log_level(fresh);
+	apply_limits(&d->app, fresh);
+	server_set_access(d->server, fresh->token, fresh->read_access);
+	sampler_set_interval(d->app.sampler, fresh->interval_s);
+	config_free(d->cfg);
+	d->cfg = fresh;
+	log_info("reload: configuration %s applied", fresh->config_path);
+}
+
+/* Waits for signals; returns when asked to stop. */
+static void daemon_wait(struct daemon *d, const sigset_t *set)
+{
+	double wd = watchdog_period();
+	struct timespec tick = {.tv_sec = 1};
+
+	if (wd > 0) {
+		double half = wd / 2;
+		tick.tv_sec = (time_t)half;
+		tick.tv_nsec = (long)((half - (double)tick.tv_sec) * 1e9);
+	}
+	for (;;) {
+		int sig = sigtimedwait(set, NULL, &tick);
+		if (sig < 0) {
+			if (errno == EAGAIN && wd > 0)
+				notify("WATCHDOG=1");
+			continue;
+		}
+		if (sig == SIGHUP) {
+			notify("RELOADING=1");
+			daemon_reload(d);
+			notify("READY=1");
+			continue;
+		}
+		log_info("%s: stopping", strsignal(sig));
+		return;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = {.argc = argc, .argv = argv};
+	sigset_t set;
+	int rc = 0;
+
+	switch (config_load(argc, argv, &d.cfg)) {
+	case CONFIG_EXIT_OK:
+		return 0;
+	case CONFIG_ERROR:
+		return 2;
+	case CONFIG_OK:
+		break;
+	}
+	apply_log_level(d.cfg);
+	/* Block before any thread starts, so only the main thread takes them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (daemon_start(&d) < 0) {
+		log_err("dlprofd: cannot start; see the messages above");
+		rc = 1;
+	} else {
+		notify("READY=1");
+		daemon_wait(&d, &set);
+		notify("STOPPING=1");
+	}
+	daemon_stop(&d);
+	if (rc == 0)
+		log_info("dlprofd stopped");
+	return rc;
+}

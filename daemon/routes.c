@@ -1,0 +1,17 @@
+/*
+ * The route table: every path the daemon answers, with its handler and who
+ * may call it.  Order matters only for the final catch-all of static files.
+ */
+#include "api.h"
+
+const struct route dlprof_routes[] = {
+	{"GET", "/healthz", api_healthz, ACCESS_READ},
+	{"GET", "/api/v1/node", api_node, ACCESS_READ},
+	{"GET", "/api/v1/jobs", api_jobs_list, ACCESS_READ},
+	{"POST", "/api/v1/jobs", api_jobs_register, ACCESS_MUTATE},
+	{"GET", "/api/v1/jobs/{id}", api_job_get, ACCESS_READ},
+	{"POST", "/api/v1/jobs/{id}/end", api_job_end, ACCESS_MUTATE},
+	{"POST", "/api/v1/jobs/{id}/metrics", api_job_metrics, ACCESS_MUTATE},
+	{"GET", "/*", api_static, ACCESS_READ},
+	{NULL, NULL, NULL, ACCESS_READ},
+};

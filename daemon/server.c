@@ -1,0 +1,532 @@
+/*
+ * Implementation of server.h on libmicrohttpd.  The sockets are created
+ * here (so "--listen 127.0.0.1:0" can report the port it got, and the Unix
+ * socket can be served by the same code) and handed to one MHD daemon each.
+ * Per-request state (the body being received) lives in MHD's req_cls.
+ */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "http.h"
+#include "log.h"
+#include "router.h"
+#include "stats.h"
+
+struct listener {
+	struct server *srv;
+	struct MHD_Daemon *mhd;
+	int fd;
+	bool unix_socket;
+	char name[128];            /* for logs */
+};
+
+struct server {
+	struct app *app;
+	size_t max_body;
+	struct listener listeners[9];
+	int nlisteners;
+	char *socket_path;         /* to unlink at stop */
+
+	pthread_mutex_t access_lock;  /* guards token and read_access */
+	char *token;
+	char read_access[8];
+};
+
+/* What one request accumulates between MHD's calls. */
+struct request_state {
+	char *body;
+	size_t len, cap;
+	bool too_large;
+	struct timespec start;
+};
+
+static double elapsed_s(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* ---- sockets ---- */
+
+/* Splits "host:port" / "[v6]:port" into a socket address. */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[64];
+	const char *colon;
+	size_t hlen;
+
+	if (spec[0] == '[') {
+		const char *close = strchr(spec, ']');
+		if (!close)
+			return -1;
+		hlen = (size_t)(close - spec - 1);
+		if (hlen >= sizeof(host))
+			return -1;
+		memcpy(host, spec + 1, hlen);
+		colon = close + 1;
+	} else {
+		colon = strrchr(spec, ':');
+		if (!colon)
+			return -1;
+		hlen = (size_t)(colon - spec);
+		if (hlen >= sizeof(host))
+			return -1;
+		memcpy(host, spec, hlen);
+	}
+	host[hlen] = '\0';
+	memset(ss, 0, sizeof(*ss));
+	if (spec[0] != '[') {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)atoi(colon + 1));
+		if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+			return -1;
+		*len = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)atoi(colon + 1));
+		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
+			return -1;
+		*len = sizeof(*in6);
+	}
+	return 0;
+}
+
+static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
+	} else {
+		snprintf(buf, len, "unix");
+	}
+}
+
+static int tcp_listen(const char *spec, struct listener *l)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1;
+
+	if (parse_listen(spec, &ss, &len) < 0) {
+		log_warnx("listen: '%s' is not a numeric ADDR:PORT", spec);
+		return -1;
+	}
+	l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l->fd < 0) {
+		log_warn("listen: %s: socket", spec);
+		return -1;
+	}
+	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(l->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(l->fd, (struct sockaddr *)&ss, len) < 0 || listen(l->fd, 1024) < 0) {
+		log_warn("listen: %s", spec);
+		return -1;
+	}
+	len = sizeof(ss);
+	getsockname(l->fd, (struct sockaddr *)&ss, &len);
+	format_addr((struct sockaddr *)&ss, l->name, sizeof(l->name));
+	return 0;
+}
+
+static int unix_listen(const char *path, struct listener *l)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_warnx("socket: %s: path too long", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l->fd < 0) {
+		log_warn("socket: %s", path);
+		return -1;
+	}
+	/* A stale socket from an earlier run would make bind fail. */
+	if (unlink(path) < 0 && errno != ENOENT) {
+		log_warn("socket: cannot remove stale %s", path);
+		return -1;
+	}
+	if (bind(l->fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(l->fd, 1024) < 0) {
+		log_warn("socket: %s", path);
+		return -1;
+	}
+	/* Any local user may connect: ownership is enforced per job with SO_PEERCRED. */
+	chmod(path, 0666);
+	l->unix_socket = true;
+	snprintf(l->name, sizeof(l->name), "unix:%s", path);
+	return 0;
+}
+
+/* ---- requests ---- */
+
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct http_request *req = cls;
+
+	(void)kind;
+	if (req->nquery == HTTP_MAX_QUERY_ARGS)
+		return MHD_NO;
+	req->query[req->nquery].key = key;
+	req->query[req->nquery].value = value;
+	req->nquery++;
+	return MHD_YES;
+}
+
+static bool constant_time_equal(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char diff = (unsigned char)(la != lb);
+
+	/* Always walks the secret's full length, whatever the guess. */
+	for (size_t i = 0; i < lb; i++)
+		diff |= (unsigned char)(b[i] ^ (i < la ? a[i] : 0));
+	return diff == 0;
+}
+
+static void fill_peer(struct listener *l, struct MHD_Connection *conn, struct http_peer *peer)
+{
+	struct server *srv = l->srv;
+	const union MHD_ConnectionInfo *ci;
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+	memset(peer, 0, sizeof(*peer));
+	if (l->unix_socket) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		peer->unix_socket = true;
+		snprintf(peer->addr, sizeof(peer->addr), "unix");
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci && getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+			peer->has_uid = true;
+			peer->uid = cred.uid;
+			snprintf(peer->addr, sizeof(peer->addr), "unix:uid=%u", (unsigned)cred.uid);
+		}
+	} else if ((ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS))) {
+		const struct sockaddr *sa = ci->client_addr;
+		format_addr(sa, peer->addr, sizeof(peer->addr));
+		if (sa->sa_family == AF_INET)
+			peer->loopback = (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+		else if (sa->sa_family == AF_INET6) {
+			const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+			peer->loopback = IN6_IS_ADDR_LOOPBACK(a) ||
+					 (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+		}
+	}
+	pthread_mutex_lock(&srv->access_lock);
+	if (auth && srv->token[0] && strncmp(auth, "Bearer ", 7) == 0)
+		peer->token_ok = constant_time_equal(auth + 7, srv->token);
+	pthread_mutex_unlock(&srv->access_lock);
+}
+
+/* Whether peer may call a route; fills resp with 403 when not. */
+static bool access_allowed(struct server *srv, const struct route *r, const struct http_peer *peer,
+			   struct http_response *resp)
+{
+	bool local = peer->loopback || peer->unix_socket;
+	char read_access[8];
+
+	if (r->access == ACCESS_MUTATE) {
+		if (local || peer->token_ok)
+			return true;
+		http_reply_error(resp, 403, "forbidden",
+				 "changes are accepted from this node (loopback or the Unix socket) or with "
+				 "the configured bearer token");
+		return false;
+	}
+	pthread_mutex_lock(&srv->access_lock);
+	memcpy(read_access, srv->read_access, sizeof(read_access));
+	pthread_mutex_unlock(&srv->access_lock);
+	if (strcmp(read_access, "any") == 0 || local || (strcmp(read_access, "token") == 0 && peer->token_ok))
+		return true;
+	http_reply_error(resp, 403, "forbidden", "reads are limited to %s clients by read_access",
+			 strcmp(read_access, "local") == 0 ? "local" : "local or token-bearing");
+	return false;
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_response *resp)
+{
+	struct MHD_Response *mr;
+	enum MHD_Result ret;
+
+	mr = MHD_create_response_from_buffer(resp->body_len, resp->body ? resp->body : (char *)"",
+					      resp->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!mr)
+		return MHD_NO;
+	resp->body = NULL;   /* MHD owns it now */
+	if (resp->content_type)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+	MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");
+	for (size_t i = 0; i < resp->nheaders; i++)
+		MHD_add_response_header(mr, resp->headers[i].key, resp->headers[i].value);
+	ret = MHD_queue_response(conn, (unsigned)resp->status, mr);
+	MHD_destroy_response(mr);
+	return ret;
+}
+
+static void dispatch(struct listener *l, struct MHD_Connection *conn, const char *url, const char *method,
+		     struct request_state *rs, struct http_response *resp, const struct route **matched)
+{
+	struct server *srv = l->srv;
+	struct http_request req;
+	const struct route *r;
+	char allow[64];
+	int status = 404;
+
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.path = url;
+	req.body = rs->body ? rs->body : "";
+	req.body_len = rs->len;
+	req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	req.app = srv->app;
+	fill_peer(l, conn, &req.peer);
+	if (MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_query, &req) < 0 ||
+	    req.nquery == HTTP_MAX_QUERY_ARGS) {
+		http_reply_error(resp, 400, "bad_request", "too many query arguments (at most %d)",
+				 HTTP_MAX_QUERY_ARGS - 1);
+		return;
+	}
+	r = router_match(dlprof_routes, method, url, &req, &status, allow, sizeof(allow));
+	*matched = r;
+	if (!r) {
+		if (status == 405) {
+			http_reply_error(resp, 405, "method_not_allowed", "%s is not allowed on %s; use %s",
+					 method, url, allow);
+			http_add_header(resp, "Allow", allow);
+		} else {
+			http_reply_error(resp, 404, "not_found", "no such path: %s", url);
+		}
+		return;
+	}
+	if (!access_allowed(srv, r, &req.peer, resp))
+		return;
+	r->handler(&req, resp);
+	if (resp->status == 0)
+		http_reply_error(resp, 500, "internal", "the handler gave no answer");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	struct listener *l = cls;
+	struct request_state *rs = *req_cls;
+	struct http_response resp = {0};
+	const struct route *matched = NULL;
+	enum MHD_Result ret;
+
+	(void)version;
+	if (!rs) {
+		rs = calloc(1, sizeof(*rs));
+		if (!rs)
+			return MHD_NO;
+		clock_gettime(CLOCK_MONOTONIC, &rs->start);
+		*req_cls = rs;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		if (rs->too_large || rs->len + n > l->srv->max_body) {
+			rs->too_large = true;   /* keep reading, then answer 413 */
+			return MHD_YES;
+		}
+		if (rs->len + n + 1 > rs->cap) {
+			size_t cap = rs->cap ? rs->cap : 4096;
+			while (cap < rs->len + n + 1)
+				cap *= 2;
+			char *b = realloc(rs->body, cap);
+			if (!b)
+				return MHD_NO;
+			rs->body = b;
+			rs->cap = cap;
+		}
+		memcpy(rs->body + rs->len, upload_data, n);
+		rs->len += n;
+		rs->body[rs->len] = '\0';
+		return MHD_YES;
+	}
+	if (rs->too_large)
+		http_reply_error(&resp, 413, "too_large", "the body is larger than the limit of %zu bytes",
+				 l->srv->max_body);
+	else
+		dispatch(l, conn, url, method, rs, &resp, &matched);
+	stats_count_request(l->srv->app->stats, matched, resp.status, elapsed_s(&rs->start));
+	log_debug("%s %s %s -> %d", l->name, method, url, resp.status);
+	ret = send_response(conn, &resp);
+	http_response_clear(&resp);
+	return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct request_state *rs = *req_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (rs) {
+		free(rs->body);
+		free(rs);
+		*req_cls = NULL;
+	}
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	if (n && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	log_debug("http: %s", line);
+}
+
+static int listener_start(struct server *srv, struct listener *l, const struct server_options *opt)
+{
+	/* ITC: lets server_stop() quiesce the pool (stop accepting, keep serving). */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+
+	l->srv = srv;
+	l->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,
+				  MHD_OPTION_LISTEN_SOCKET, l->fd,
+				  MHD_OPTION_THREAD_POOL_SIZE, opt->threads ? opt->threads : 4u,
+				  MHD_OPTION_CONNECTION_LIMIT, opt->max_connections ? opt->max_connections : 1024u,
+				  MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout_s ? opt->connection_timeout_s : 30u,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+				  MHD_OPTION_END);
+	if (!l->mhd) {
+		log_warnx("http: cannot start the server on %s", l->name);
+		return -1;
+	}
+	log_info("listening on %s", l->name);
+	return 0;
+}
+
+struct server *server_start(struct app *app, const struct server_options *opt)
+{
+	struct server *srv = calloc(1, sizeof(*srv));
+
+	if (!srv)
+		return NULL;
+	srv->app = app;
+	srv->max_body = opt->max_body;
+	pthread_mutex_init(&srv->access_lock, NULL);
+	srv->token = strdup("");
+	snprintf(srv->read_access, sizeof(srv->read_access), "any");
+	for (int i = 0; i < opt->nlisten && i < 8; i++) {
+		struct listener *l = &srv->listeners[srv->nlisteners];
+		l->fd = -1;
+		srv->nlisteners++;
+		if (tcp_listen(opt->listen[i], l) < 0 || listener_start(srv, l, opt) < 0)
+			goto fail;
+	}
+	if (opt->socket_path && opt->socket_path[0]) {
+		struct listener *l = &srv->listeners[srv->nlisteners];
+		l->fd = -1;
+		srv->nlisteners++;
+		srv->socket_path = strdup(opt->socket_path);
+		if (unix_listen(opt->socket_path, l) < 0 || listener_start(srv, l, opt) < 0)
+			goto fail;
+	}
+	return srv;
+fail:
+	server_stop(srv);
+	return NULL;
+}
+
+void server_set_access(struct server *srv, const char *token, const char *read_access)
+{
+	char *copy = strdup(token ? token : "");
+
+	if (!copy)
+		return;
+	pthread_mutex_lock(&srv->access_lock);
+	free(srv->token);
+	srv->token = copy;
+	snprintf(srv->read_access, sizeof(srv->read_access), "%s", read_access);
+	pthread_mutex_unlock(&srv->access_lock);
+}
+
+/* Waits up to max_s for the connections in flight to finish. */
+static void drain(struct server *srv, double max_s)
+{
+	struct timespec start, pause = {0, 20 * 1000 * 1000};
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (elapsed_s(&start) < max_s) {
+		unsigned active = 0;
+		for (int i = 0; i < srv->nlisteners; i++) {
+			const union MHD_DaemonInfo *di;
+			if (!srv->listeners[i].mhd)
+				continue;
+			di = MHD_get_daemon_info(srv->listeners[i].mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+			active += di ? di->num_connections : 0;
+		}
+		if (active == 0)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
+void server_stop(struct server *srv)
+{
+	if (!srv)
+		return;
+	/* Stop accepting first; connections already open may finish. */
+	for (int i = 0; i < srv->nlisteners; i++) {
+		struct listener *l = &srv->listeners[i];
+		if (l->mhd) {
+			MHD_socket fd = MHD_quiesce_daemon(l->mhd);
+			if (fd != MHD_INVALID_SOCKET)
+				close(fd);
+			l->fd = -1;
+		}
+	}
+	drain(srv, 3.0);
+	for (int i = 0; i < srv->nlisteners; i++) {
+		struct listener *l = &srv->listeners[i];
+		if (l->mhd)
+			MHD_stop_daemon(l->mhd);
+		if (l->fd >= 0)
+			close(l->fd);
+	}
+	if (srv->socket_path) {
+		unlink(srv->socket_path);
+		free(srv->socket_path);
+	}
+	pthread_mutex_destroy(&srv->access_lock);
+	free(srv->token);
+	free(srv);
+}

@@ -1,0 +1,574 @@
+/*
+ * The store's core: opening and checking the database file, migrations,
+ * the writer thread with its bounded queue and batched transactions, the
+ * pool of read connections and the prepared-statement cache.  The tables'
+ * own reads and writes live in store_jobs.c, store_samples.c and friends.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "migrations.h"
+#include "store_internal.h"
+
+/* "dlpf": marks a file as ours, so a foreign SQLite database is never migrated. */
+#define STORE_APPLICATION_ID 0x646c7066
+#define STORE_BATCH_MAX 512
+
+struct store_op {
+	store_apply_fn fn;
+	void *arg;
+	void (*free_arg)(void *);   /* posted ops: the writer frees; NULL for waited ops */
+	int result;
+	bool done;
+	struct store_op *next;
+};
+
+struct store {
+	char *path;
+	struct store_conn writer;       /* owned by the writer thread after start */
+	pthread_t thread;
+	bool thread_started;
+
+	pthread_mutex_t lock;           /* guards everything below up to readers */
+	pthread_cond_t work;            /* the writer waits for ops */
+	pthread_cond_t done;            /* callers wait for their op */
+	struct store_op *head, *tail;
+	size_t depth, limit;
+	bool stopping;
+	int write_status;               /* STORE_OK or the last batch's failure */
+	char write_error[256];
+
+	pthread_mutex_t rlock;          /* guards the reader pool */
+	pthread_cond_t rfree;
+	struct store_conn *readers;
+	bool *reader_busy;
+	int nreaders;
+};
+
+static const char sql_savepoint[] = "SAVEPOINT op";
+static const char sql_release[] = "RELEASE op";
+static const char sql_rollback_to[] = "ROLLBACK TO op";
+static const char sql_begin[] = "BEGIN IMMEDIATE";
+static const char sql_commit[] = "COMMIT";
+
+const char *store_strerror(int err)
+{
+	switch (err) {
+	case STORE_OK: return "ok";
+	case STORE_ENOTFOUND: return "not found";
+	case STORE_EBUSY: return "write queue full";
+	case STORE_EIO: return "database cannot be written";
+	case STORE_ECLOSED: return "store is shutting down";
+	case STORE_EINVAL: return "rejected by a constraint";
+	}
+	return "unknown store error";
+}
+
+int store_schema_version(void)
+{
+	int v = 0;
+	for (const struct migration *m = migrations; m->version; m++)
+		v = m->version;
+	return v;
+}
+
+int store_fail(struct store_conn *c, int rc, const char *what)
+{
+	int primary = rc & 0xff;
+
+	log_warnx("store: %s: %s (%s)", what, sqlite3_errmsg(c->db), sqlite3_errstr(rc));
+	if (primary == SQLITE_CONSTRAINT)
+		return STORE_EINVAL;
+	if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
+		return STORE_EBUSY;
+	return STORE_EIO;
+}
+
+sqlite3_stmt *store_stmt(struct store_conn *c, const char *sql)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	for (int i = 0; i < c->ncache; i++) {
+		if (c->cache[i].sql == sql) {
+			sqlite3_reset(c->cache[i].stmt);
+			sqlite3_clear_bindings(c->cache[i].stmt);
+			return c->cache[i].stmt;
+		}
+	}
+	rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
+	if (rc != SQLITE_OK) {
+		store_fail(c, rc, "prepare");
+		return NULL;
+	}
+	if (c->ncache == STORE_STMT_CACHE) {
+		/* Full: statements stay correct, only uncached; a build-time mistake. */
+		log_warnx("%s: statement cache full", __func__);
+		sqlite3_finalize(c->cache[0].stmt);
+		memmove(&c->cache[0], &c->cache[1], sizeof(c->cache[0]) * (STORE_STMT_CACHE - 1));
+		c->ncache--;
+	}
+	c->cache[c->ncache].sql = sql;
+	c->cache[c->ncache].stmt = s;
+	c->ncache++;
+	return s;
+}
+
+/* Ends every statement's read so no connection pins an old WAL snapshot. */
+static void store_conn_reset(struct store_conn *c)
+{
+	for (int i = 0; i < c->ncache; i++)
+		sqlite3_reset(c->cache[i].stmt);
+}
+
+static void store_conn_close(struct store_conn *c)
+{
+	for (int i = 0; i < c->ncache; i++)
+		sqlite3_finalize(c->cache[i].stmt);
+	c->ncache = 0;
+	if (c->db)
+		sqlite3_close(c->db);
+	c->db = NULL;
+}
+
+static int store_exec(struct store_conn *c, const char *sql)
+{
+	sqlite3_stmt *s = store_stmt(c, sql);
+	int rc;
+
+	if (!s)
+		return STORE_EIO;
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(c, rc, sql);
+	return STORE_OK;
+}
+
+json_t *store_col_text(sqlite3_stmt *s, int col)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+	return t ? json_string((const char *)t) : json_null();
+}
+
+json_t *store_col_json(sqlite3_stmt *s, int col)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+	json_t *v;
+
+	if (!t)
+		return json_null();
+	v = json_loads((const char *)t, JSON_DECODE_ANY, NULL);
+	return v ? v : json_null();
+}
+
+json_t *store_col_real(sqlite3_stmt *s, int col)
+{
+	if (sqlite3_column_type(s, col) == SQLITE_NULL)
+		return json_null();
+	return json_real(sqlite3_column_double(s, col));
+}
+
+/* ---- opening and migrations ---- */
+
+/* A non-empty file that does not start with SQLite's header is not ours to touch. */
+static int store_check_file(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";
+	char head[16];
+	struct stat sb;
+	ssize_t n;
+	int fd;
+
+	if (stat(path, &sb) < 0)
+		return errno == ENOENT ? 0 : (log_warn("store: %s", path), -1);
+	if (!S_ISREG(sb.st_mode)) {
+		log_warnx("store: %s: not a regular file", path);
+		return -1;
+	}
+	if (sb.st_size == 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		log_warn("store: %s", path);
+		return -1;
+	}
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, sizeof(magic)) != 0) {
+		log_warnx("store: %s is not an SQLite database; refusing to touch it "
+			  "(move it away or point --db elsewhere)", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int store_pragma_int(struct store_conn *c, const char *sql, int *out)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(c->db, sql, -1, &s, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_fail(c, rc, sql);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c, rc, sql);
+	return STORE_OK;
+}
+
+/* Refuses foreign files and databases written by a newer dlprofd. */
+static int store_check_identity(struct store_conn *c, const char *path, int *version)
+{
+	int app_id = 0, tables = 0;
+
+	if (store_pragma_int(c, "PRAGMA user_version", version) != STORE_OK ||
+	    store_pragma_int(c, "PRAGMA application_id", &app_id) != STORE_OK ||
+	    store_pragma_int(c, "SELECT count(*) FROM sqlite_master", &tables) != STORE_OK) {
+		log_warnx("store: %s: cannot read the database (corrupt?)", path);
+		return -1;
+	}
+	if ((tables > 0 || *version > 0) && app_id != STORE_APPLICATION_ID) {
+		log_warnx("store: %s is an SQLite database of another program; refusing to touch it", path);
+		return -1;
+	}
+	if (*version > store_schema_version()) {
+		log_warnx("store: %s has schema version %d, newer than this dlprofd's %d; "
+			  "run a newer dlprofd or point --db elsewhere",
+			  path, *version, store_schema_version());
+		return -1;
+	}
+	return 0;
+}
+
+static int store_migrate(struct store_conn *c, int from)
+{
+	for (const struct migration *m = migrations; m->version; m++) {
+		char pragma[96];
+		char *err = NULL;
+
+		if (m->version <= from)
+			continue;
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d; PRAGMA application_id = %d;",
+			 m->version, STORE_APPLICATION_ID);
+		if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, &err) != SQLITE_OK ||
+		    sqlite3_exec(c->db, m->sql, NULL, NULL, &err) != SQLITE_OK ||
+		    sqlite3_exec(c->db, pragma, NULL, NULL, &err) != SQLITE_OK ||
+		    sqlite3_exec(c->db, "COMMIT", NULL, NULL, &err) != SQLITE_OK) {
+			log_warnx("store: migration %s failed: %s", m->name, err ? err : "?");
+			sqlite3_free(err);
+			sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+			return -1;
+		}
+		log_info("store: applied migration %s", m->name);
+	}
+	return 0;
+}
+
+static int store_conn_open(struct store_conn *c, const char *path, bool readonly)
+{
+	int flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+		    SQLITE_OPEN_NOMUTEX;
+	int rc = sqlite3_open_v2(path, &c->db, flags, NULL);
+
+	if (rc != SQLITE_OK) {
+		log_warnx("store: %s: %s", path, c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+		return -1;
+	}
+	sqlite3_busy_timeout(c->db, 5000);
+	sqlite3_extended_result_codes(c->db, 1);
+	return 0;
+}
+
+static int store_setup_writer(struct store *st, const struct store_options *opt)
+{
+	char *err = NULL;
+	int version = 0;
+	const char *pragmas = opt->synchronous_full
+		? "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"
+		: "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
+
+	if (store_conn_open(&st->writer, st->path, false) < 0 ||
+	    store_check_identity(&st->writer, st->path, &version) < 0)
+		return -1;
+	if (sqlite3_exec(st->writer.db, pragmas, NULL, NULL, &err) != SQLITE_OK) {
+		log_warnx("store: %s: %s", st->path, err ? err : "?");
+		sqlite3_free(err);
+		return -1;
+	}
+	return store_migrate(&st->writer, version);
+}
+
+static void *store_writer_main(void *arg);
+
+struct store *store_open(const char *path, const struct store_options *opt)
+{
+	struct store *st;
+
+	if (store_check_file(path) < 0)
+		return NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->work, NULL);
+	pthread_cond_init(&st->done, NULL);
+	pthread_mutex_init(&st->rlock, NULL);
+	pthread_cond_init(&st->rfree, NULL);
+	st->limit = opt->queue_limit ? opt->queue_limit : 4096;
+	st->path = strdup(path);
+	if (!st->path || store_setup_writer(st, opt) < 0)
+		goto fail;
+
+	st->nreaders = opt->readers > 0 ? opt->readers : 4;
+	st->readers = calloc((size_t)st->nreaders, sizeof(*st->readers));
+	st->reader_busy = calloc((size_t)st->nreaders, sizeof(*st->reader_busy));
+	if (!st->readers || !st->reader_busy)
+		goto fail;
+	for (int i = 0; i < st->nreaders; i++)
+		if (store_conn_open(&st->readers[i], path, true) < 0)
+			goto fail;
+
+	if (pthread_create(&st->thread, NULL, store_writer_main, st) != 0) {
+		log_warnx("%s: cannot start the writer thread", __func__);
+		goto fail;
+	}
+	st->thread_started = true;
+	return st;
+fail:
+	store_close(st);
+	return NULL;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	if (st->thread_started) {
+		pthread_mutex_lock(&st->lock);
+		st->stopping = true;
+		pthread_cond_signal(&st->work);
+		pthread_mutex_unlock(&st->lock);
+		pthread_join(st->thread, NULL);
+	}
+	store_conn_close(&st->writer);
+	for (int i = 0; st->readers && i < st->nreaders; i++)
+		store_conn_close(&st->readers[i]);
+	free(st->readers);
+	free(st->reader_busy);
+	pthread_cond_destroy(&st->rfree);
+	pthread_mutex_destroy(&st->rlock);
+	pthread_cond_destroy(&st->done);
+	pthread_cond_destroy(&st->work);
+	pthread_mutex_destroy(&st->lock);
+	free(st->path);
+	free(st);
+}
+
+/* ---- the writer ---- */
+
+static int store_run_op(struct store_conn *c, struct store_op *op)
+{
+	int r;
+
+	if (store_exec(c, sql_savepoint) != STORE_OK)
+		return STORE_EIO;
+	r = op->fn(c, op->arg);
+	if (r != STORE_OK)
+		store_exec(c, sql_rollback_to);
+	if (store_exec(c, sql_release) != STORE_OK)
+		r = STORE_EIO;
+	store_conn_reset(c);
+	return r;
+}
+
+/* Runs one batch in one transaction; every op gets its result. */
+static void store_run_batch(struct store *st, struct store_op *batch)
+{
+	struct store_conn *c = &st->writer;
+	int status = store_exec(c, sql_begin);
+
+	for (struct store_op *op = batch; op; op = op->next)
+		op->result = status == STORE_OK ? store_run_op(c, op) : STORE_EIO;
+	if (status == STORE_OK) {
+		status = store_exec(c, sql_commit);
+		if (status != STORE_OK) {
+			sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+			for (struct store_op *op = batch; op; op = op->next)
+				if (op->result == STORE_OK)
+					op->result = status;
+		}
+	}
+
+	pthread_mutex_lock(&st->lock);
+	if (status != STORE_OK && st->write_status == STORE_OK)
+		snprintf(st->write_error, sizeof(st->write_error), "%s", sqlite3_errmsg(c->db));
+	else if (status == STORE_OK && st->write_status != STORE_OK)
+		log_info("store: writes succeed again");
+	st->write_status = status;
+	for (struct store_op *op = batch; op;) {
+		struct store_op *next = op->next;
+		if (op->free_arg) {
+			op->free_arg(op->arg);
+			free(op);
+		} else {
+			op->done = true;
+		}
+		op = next;
+	}
+	pthread_cond_broadcast(&st->done);
+	pthread_mutex_unlock(&st->lock);
+}
+
+static void *store_writer_main(void *arg)
+{
+	struct store *st = arg;
+
+	for (;;) {
+		struct store_op *batch, *last;
+		size_t n = 1;
+
+		pthread_mutex_lock(&st->lock);
+		while (!st->head && !st->stopping)
+			pthread_cond_wait(&st->work, &st->lock);
+		if (!st->head) {
+			pthread_mutex_unlock(&st->lock);
+			break;
+		}
+		batch = last = st->head;
+		while (last->next && n < STORE_BATCH_MAX) {
+			last = last->next;
+			n++;
+		}
+		st->head = last->next;
+		if (!st->head)
+			st->tail = NULL;
+		last->next = NULL;
+		st->depth -= n;
+		pthread_mutex_unlock(&st->lock);
+
+		store_run_batch(st, batch);
+	}
+	/* Leave a clean, small WAL behind on shutdown. */
+	sqlite3_wal_checkpoint_v2(st->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	return NULL;
+}
+
+/* Appends op under the lock; STORE_EBUSY when full, STORE_ECLOSED when stopping. */
+static int store_enqueue_locked(struct store *st, struct store_op *op)
+{
+	if (st->stopping)
+		return STORE_ECLOSED;
+	if (st->depth >= st->limit)
+		return STORE_EBUSY;
+	op->next = NULL;
+	if (st->tail)
+		st->tail->next = op;
+	else
+		st->head = op;
+	st->tail = op;
+	st->depth++;
+	pthread_cond_signal(&st->work);
+	return STORE_OK;
+}
+
+int store_write(struct store *st, store_apply_fn fn, void *arg)
+{
+	struct store_op op = {.fn = fn, .arg = arg};
+	int r;
+
+	pthread_mutex_lock(&st->lock);
+	r = store_enqueue_locked(st, &op);
+	if (r == STORE_OK) {
+		while (!op.done)
+			pthread_cond_wait(&st->done, &st->lock);
+		r = op.result;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return r;
+}
+
+int store_post(struct store *st, store_apply_fn fn, void *arg, void (*free_arg)(void *))
+{
+	struct store_op *op = calloc(1, sizeof(*op));
+	int r;
+
+	if (!op) {
+		free_arg(arg);
+		return STORE_EBUSY;
+	}
+	op->fn = fn;
+	op->arg = arg;
+	op->free_arg = free_arg;
+	pthread_mutex_lock(&st->lock);
+	r = store_enqueue_locked(st, op);
+	pthread_mutex_unlock(&st->lock);
+	if (r != STORE_OK) {
+		free_arg(arg);
+		free(op);
+	}
+	return r;
+}
+
+bool store_writable(struct store *st, char *why, size_t why_len)
+{
+	bool ok;
+
+	pthread_mutex_lock(&st->lock);
+	ok = st->write_status == STORE_OK;
+	if (!ok && why)
+		snprintf(why, why_len, "%s", st->write_error);
+	pthread_mutex_unlock(&st->lock);
+	return ok;
+}
+
+size_t store_queue_depth(struct store *st)
+{
+	size_t d;
+
+	pthread_mutex_lock(&st->lock);
+	d = st->depth;
+	pthread_mutex_unlock(&st->lock);
+	return d;
+}
+
+/* ---- readers ---- */
+
+struct store_conn *store_reader(struct store *st)
+{
+	struct store_conn *c = NULL;
+
+	pthread_mutex_lock(&st->rlock);
+	while (!c) {
+		for (int i = 0; i < st->nreaders; i++) {
+			if (!st->reader_busy[i]) {
+				st->reader_busy[i] = true;
+				c = &st->readers[i];
+				break;
+			}
+		}
+		if (!c)
+			pthread_cond_wait(&st->rfree, &st->rlock);
+	}
+	pthread_mutex_unlock(&st->rlock);
+	return c;
+}
+
+void store_reader_done(struct store *st, struct store_conn *c)
+{
+	store_conn_reset(c);
+	pthread_mutex_lock(&st->rlock);
+	st->reader_busy[c - st->readers] = false;
+	pthread_cond_signal(&st->rfree);
+	pthread_mutex_unlock(&st->rlock);
+}

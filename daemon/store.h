@@ -1,0 +1,110 @@
+/*
+ * The SQLite store.  One writer thread owns the write connection and commits
+ * queued operations in batched transactions; callers of the write functions
+ * block until their operation is committed, so a 2xx answer built on a
+ * successful return is durable.  Readers borrow connections from a small
+ * pool.  Only store*.c call sqlite3_*.
+ *
+ * Functions return STORE_OK (0) or a negative enum store_err; the store logs
+ * the underlying SQLite error once, callers map the code to a status.
+ */
+#ifndef DLPROF_STORE_H
+#define DLPROF_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum store_err {
+	STORE_OK = 0,
+	STORE_ENOTFOUND = -1,    /* no such row */
+	STORE_EBUSY = -2,        /* the write queue is full: try again later */
+	STORE_EIO = -3,          /* the database cannot be written (disk full, read-only, I/O) */
+	STORE_ECLOSED = -4,      /* the store is shutting down */
+	STORE_EINVAL = -5,       /* rejected by a constraint */
+};
+
+const char *store_strerror(int err);
+
+struct store;
+
+struct store_options {
+	size_t queue_limit;      /* queued write operations before STORE_EBUSY */
+	int readers;             /* read connections in the pool */
+	bool synchronous_full;   /* fsync every commit (survives power loss) */
+};
+
+/*
+ * Opens or creates the database at path, applies migrations and starts the
+ * writer.  Refuses a database of a newer schema or a file that is not a
+ * dlprofd database.  Logs why and returns NULL on failure.
+ */
+struct store *store_open(const char *path, const struct store_options *opt);
+/* Drains the queue, stops the writer, closes every connection. */
+void store_close(struct store *st);
+/* The schema version this binary writes (the highest migration). */
+int store_schema_version(void);
+/* Whether the store can currently write; why receives a reason if not. */
+bool store_writable(struct store *st, char *why, size_t why_len);
+/* Write operations queued and not yet committed. */
+size_t store_queue_depth(struct store *st);
+
+/* ---- node ---- */
+int store_node_save(struct store *st, const char *hostname, const char *hw_class, const char *topology_json);
+
+/* ---- jobs ---- */
+struct job_spec {
+	const char *workload;      /* name */
+	const char *params_json;   /* canonical JSON object (sorted keys) */
+	const char *hw_class;
+	int64_t pid;               /* 0: none */
+	const char *external_id;   /* e.g. "slurm:123", or NULL */
+	bool has_uid;
+	uid_t uid;
+	const char *objective;     /* throughput|goodput|efficiency */
+	const char *knobs_json;    /* declared knobs, or NULL */
+	const char *config_json;   /* the config it starts with, or NULL */
+	const char *source;        /* registered|slurm|discovered */
+	const char *command;       /* command line, or NULL */
+	double started;            /* unix seconds */
+};
+
+int store_job_register(struct store *st, const struct job_spec *spec, int64_t *id_out);
+/* Marks a running job ended; STORE_ENOTFOUND if unknown, ok if already ended. */
+int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status);
+/* Replaces the job's current config (JSON object). */
+int store_job_set_config(struct store *st, int64_t id, const char *config_json);
+/* state: "running", "ended" or "all".  *out: a JSON array. */
+int store_jobs_list(struct store *st, const char *state, json_t **out);
+/* One job as a JSON object, with its trials and phases. */
+int store_job_get(struct store *st, int64_t id, json_t **out);
+
+/* What a write needs to know about a job, read cheaply. */
+struct job_brief {
+	int64_t id;
+	bool running;
+	bool has_uid;
+	uid_t uid;
+	int64_t workload_id;
+	char workload[128];
+	char objective[16];
+};
+int store_job_brief(struct store *st, int64_t id, struct job_brief *out);
+
+/* ---- samples ---- */
+struct sample {
+	int64_t job_id;      /* 0: the node itself */
+	double t;            /* unix seconds, the sample's own time */
+	const char *name;    /* [a-z0-9_.]{1,64} */
+	double value;
+	const char *phase;   /* NULL: none */
+};
+
+/* Stores a batch in one transaction; returns when it is committed. */
+int store_samples_write(struct store *st, const struct sample *s, size_t n);
+/* Queues a copy of the batch and returns at once (the sampler's path). */
+int store_samples_post(struct store *st, const struct sample *s, size_t n);
+
+#endif

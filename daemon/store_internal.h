@@ -1,0 +1,64 @@
+/*
+ * What the store's own files (store*.c) share: connections with a cache of
+ * prepared statements, and the writer queue.  Nothing outside store*.c
+ * includes this.
+ *
+ * SQL text lives in each store file as named static strings; a connection
+ * caches each prepared statement by the address of its text, so a statement
+ * is compiled once per connection.
+ */
+#ifndef DLPROF_STORE_INTERNAL_H
+#define DLPROF_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+#define STORE_STMT_CACHE 64
+
+struct store_conn {
+	sqlite3 *db;
+	struct {
+		const char *sql;          /* key: address of a static SQL string */
+		sqlite3_stmt *stmt;
+	} cache[STORE_STMT_CACHE];
+	int ncache;
+};
+
+/*
+ * The prepared statement for sql (a static string), reset and with its
+ * bindings cleared, or NULL after logging the error.
+ */
+sqlite3_stmt *store_stmt(struct store_conn *c, const char *sql);
+
+/*
+ * Maps a SQLite result code to a store_err and logs it once with the
+ * database's message; what says which operation failed.
+ */
+int store_fail(struct store_conn *c, int rc, const char *what);
+
+/*
+ * A write operation: runs in the writer thread inside a transaction (its own
+ * savepoint, so a failing operation does not undo the others in the batch).
+ * Returns STORE_OK or a store_err.
+ */
+typedef int (*store_apply_fn)(struct store_conn *c, void *arg);
+
+/* Queues fn and waits until its transaction is committed; its result. */
+int store_write(struct store *st, store_apply_fn fn, void *arg);
+/*
+ * Queues fn and returns at once; the writer calls free_arg(arg) when done.
+ * STORE_EBUSY (and free_arg called) when the queue is full.
+ */
+int store_post(struct store *st, store_apply_fn fn, void *arg, void (*free_arg)(void *));
+
+/* Borrows a read connection (blocks while all are in use); give it back. */
+struct store_conn *store_reader(struct store *st);
+void store_reader_done(struct store *st, struct store_conn *c);
+
+/* Column helpers for reads: text or NULL as JSON, and JSON text parsed. */
+json_t *store_col_text(sqlite3_stmt *s, int col);
+json_t *store_col_json(sqlite3_stmt *s, int col);
+json_t *store_col_real(sqlite3_stmt *s, int col);
+
+#endif

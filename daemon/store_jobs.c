@@ -1,0 +1,405 @@
+/*
+ * The store's node, workload and job rows: registration (which creates the
+ * workload on first sight), ending, the current config, and the JSON views
+ * that /api/v1/jobs answers with.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "store_internal.h"
+
+static const char sql_node_save[] =
+	"INSERT INTO node (id, hostname, hw_class, topology, updated) VALUES (1, ?1, ?2, ?3, "
+	"(julianday('now') - 2440587.5) * 86400.0) ON CONFLICT(id) DO UPDATE SET hostname = ?1, hw_class = ?2, "
+	"topology = ?3, updated = excluded.updated";
+static const char sql_workload_upsert[] =
+	"INSERT INTO workloads (name, params, hw_class, created) VALUES (?1, ?2, ?3, ?4) "
+	"ON CONFLICT(name, params, hw_class) DO UPDATE SET name = name RETURNING id";
+static const char sql_job_insert[] =
+	"INSERT INTO jobs (workload_id, external_id, pid, uid, objective, knobs, config, source, "
+	"command, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char sql_job_end[] =
+	"UPDATE jobs SET state = 'ended', ended = ?2, exit_status = ?3 WHERE id = ?1 AND state = 'running'";
+static const char sql_job_exists[] = "SELECT 1 FROM jobs WHERE id = ?1";
+static const char sql_job_set_config[] = "UPDATE jobs SET config = ?2 WHERE id = ?1";
+
+#define JOB_COLUMNS                                                                          \
+	"j.id, w.name, w.params, j.external_id, j.pid, j.uid, j.state, j.objective, j.knobs, " \
+	"j.config, j.source, j.command, j.started, j.ended, j.exit_status, w.hw_class "
+static const char sql_jobs_running[] =
+	"SELECT " JOB_COLUMNS "FROM jobs j JOIN workloads w ON w.id = j.workload_id "
+	"WHERE j.state = 'running' ORDER BY j.id DESC LIMIT 1000";
+static const char sql_jobs_ended[] =
+	"SELECT " JOB_COLUMNS "FROM jobs j JOIN workloads w ON w.id = j.workload_id "
+	"WHERE j.state = 'ended' ORDER BY j.id DESC LIMIT 1000";
+static const char sql_jobs_all[] =
+	"SELECT " JOB_COLUMNS "FROM jobs j JOIN workloads w ON w.id = j.workload_id "
+	"ORDER BY j.id DESC LIMIT 1000";
+static const char sql_job_one[] =
+	"SELECT " JOB_COLUMNS "FROM jobs j JOIN workloads w ON w.id = j.workload_id WHERE j.id = ?1";
+static const char sql_job_trials[] =
+	"SELECT id, phase, config, objective, n, mean, m2, t_start, t_end FROM trials "
+	"WHERE job_id = ?1 ORDER BY t_start, id";
+static const char sql_job_phases[] =
+	"SELECT DISTINCT phase FROM samples WHERE job_id = ?1 AND phase IS NOT NULL ORDER BY phase";
+static const char sql_job_latest[] = "SELECT name, value FROM latest WHERE job_id = ?1";
+static const char sql_job_brief[] =
+	"SELECT j.id, j.state, j.uid, j.workload_id, w.name, j.objective FROM jobs j "
+	"JOIN workloads w ON w.id = j.workload_id WHERE j.id = ?1";
+
+static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+/* Steps a statement that returns no rows (or ignores them). */
+static int step_done(struct store_conn *c, sqlite3_stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(c, rc, what);
+	return STORE_OK;
+}
+
+/* ---- node ---- */
+
+struct node_row {
+	const char *hostname, *hw_class, *topology;
+};
+
+static int apply_node_save(struct store_conn *c, void *arg)
+{
+	struct node_row *r = arg;
+	sqlite3_stmt *s = store_stmt(c, sql_node_save);
+
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_text(s, 1, r->hostname, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, r->hw_class, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, r->topology, -1, SQLITE_STATIC);
+	return step_done(c, s, "save node");
+}
+
+int store_node_save(struct store *st, const char *hostname, const char *hw_class, const char *topology_json)
+{
+	struct node_row r = {hostname, hw_class, topology_json};
+	return store_write(st, apply_node_save, &r);
+}
+
+/* ---- jobs: writes ---- */
+
+struct job_insert {
+	const struct job_spec *spec;
+	int64_t id;
+};
+
+static int apply_job_register(struct store_conn *c, void *arg)
+{
+	struct job_insert *ji = arg;
+	const struct job_spec *sp = ji->spec;
+	sqlite3_stmt *s = store_stmt(c, sql_workload_upsert);
+	int64_t workload_id;
+	int rc;
+
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_text(s, 1, sp->workload, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, sp->params_json ? sp->params_json : "{}", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, sp->hw_class, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 4, sp->started);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW)
+		return store_fail(c, rc, "upsert workload");
+	workload_id = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+
+	s = store_stmt(c, sql_job_insert);
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, workload_id);
+	bind_text_or_null(s, 2, sp->external_id);
+	if (sp->pid > 0)
+		sqlite3_bind_int64(s, 3, sp->pid);
+	if (sp->has_uid)
+		sqlite3_bind_int64(s, 4, (sqlite3_int64)sp->uid);
+	sqlite3_bind_text(s, 5, sp->objective ? sp->objective : "throughput", -1, SQLITE_STATIC);
+	bind_text_or_null(s, 6, sp->knobs_json);
+	bind_text_or_null(s, 7, sp->config_json);
+	sqlite3_bind_text(s, 8, sp->source ? sp->source : "registered", -1, SQLITE_STATIC);
+	bind_text_or_null(s, 9, sp->command);
+	sqlite3_bind_double(s, 10, sp->started);
+	if ((rc = step_done(c, s, "insert job")) != STORE_OK)
+		return rc;
+	ji->id = sqlite3_last_insert_rowid(c->db);
+	return STORE_OK;
+}
+
+int store_job_register(struct store *st, const struct job_spec *spec, int64_t *id_out)
+{
+	struct job_insert ji = {spec, 0};
+	int r = store_write(st, apply_job_register, &ji);
+
+	if (r == STORE_OK)
+		*id_out = ji.id;
+	return r;
+}
+
+struct job_end {
+	int64_t id;
+	double ended;
+	bool has_exit;
+	int exit_status;
+};
+
+static int apply_job_end(struct store_conn *c, void *arg)
+{
+	struct job_end *e = arg;
+	sqlite3_stmt *s = store_stmt(c, sql_job_exists);
+	int rc;
+
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, e->id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE)
+		return STORE_ENOTFOUND;
+	if (rc != SQLITE_ROW)
+		return store_fail(c, rc, "find job");
+	s = store_stmt(c, sql_job_end);
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, e->id);
+	sqlite3_bind_double(s, 2, e->ended);
+	if (e->has_exit)
+		sqlite3_bind_int(s, 3, e->exit_status);
+	return step_done(c, s, "end job");
+}
+
+int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status)
+{
+	struct job_end e = {id, ended, has_exit, exit_status};
+	return store_write(st, apply_job_end, &e);
+}
+
+struct job_config {
+	int64_t id;
+	const char *config;
+};
+
+static int apply_job_set_config(struct store_conn *c, void *arg)
+{
+	struct job_config *jc = arg;
+	sqlite3_stmt *s = store_stmt(c, sql_job_set_config);
+	int r;
+
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, jc->id);
+	sqlite3_bind_text(s, 2, jc->config, -1, SQLITE_STATIC);
+	r = step_done(c, s, "set job config");
+	if (r == STORE_OK && sqlite3_changes(c->db) == 0)
+		return STORE_ENOTFOUND;
+	return r;
+}
+
+int store_job_set_config(struct store *st, int64_t id, const char *config_json)
+{
+	struct job_config jc = {id, config_json};
+	return store_write(st, apply_job_set_config, &jc);
+}
+
+/* ---- jobs: reads ---- */
+
+static json_t *job_row_json(sqlite3_stmt *s)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "id", json_integer(sqlite3_column_int64(s, 0)));
+	json_object_set_new(j, "workload", store_col_text(s, 1));
+	json_object_set_new(j, "params", store_col_json(s, 2));
+	json_object_set_new(j, "external_id", store_col_text(s, 3));
+	json_object_set_new(j, "pid", sqlite3_column_type(s, 4) == SQLITE_NULL
+					      ? json_null() : json_integer(sqlite3_column_int64(s, 4)));
+	json_object_set_new(j, "uid", sqlite3_column_type(s, 5) == SQLITE_NULL
+					      ? json_null() : json_integer(sqlite3_column_int64(s, 5)));
+	json_object_set_new(j, "state", store_col_text(s, 6));
+	json_object_set_new(j, "objective", store_col_text(s, 7));
+	json_object_set_new(j, "knobs", store_col_json(s, 8));
+	json_object_set_new(j, "config", store_col_json(s, 9));
+	json_object_set_new(j, "source", store_col_text(s, 10));
+	json_object_set_new(j, "command", store_col_text(s, 11));
+	json_object_set_new(j, "started", store_col_real(s, 12));
+	json_object_set_new(j, "ended", store_col_real(s, 13));
+	json_object_set_new(j, "exit_status", sqlite3_column_type(s, 14) == SQLITE_NULL
+						      ? json_null() : json_integer(sqlite3_column_int(s, 14)));
+	json_object_set_new(j, "hw_class", store_col_text(s, 15));
+	return j;
+}
+
+/* The latest value of each of the job's series (kept by store_samples.c). */
+static int job_latest_json(struct store_conn *c, int64_t id, json_t *job)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_job_latest);
+	json_t *latest = json_object();
+	int rc;
+
+	if (!s) {
+		json_decref(latest);
+		return STORE_EIO;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		json_object_set_new(latest, (const char *)sqlite3_column_text(s, 0),
+				    json_real(sqlite3_column_double(s, 1)));
+	json_object_set_new(job, "latest", latest);
+	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "latest samples");
+}
+
+int store_jobs_list(struct store *st, const char *state, json_t **out)
+{
+	const char *sql = strcmp(state, "running") == 0 ? sql_jobs_running
+			: strcmp(state, "ended") == 0   ? sql_jobs_ended
+							: sql_jobs_all;
+	struct store_conn *c = store_reader(st);
+	sqlite3_stmt *s = store_stmt(c, sql);
+	json_t *arr = json_array();
+	int rc = SQLITE_DONE, r = STORE_OK;
+
+	if (!s)
+		r = STORE_EIO;
+	while (s && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		json_array_append_new(arr, job_row_json(s));
+	if (s && rc != SQLITE_DONE)
+		r = store_fail(c, rc, "list jobs");
+	for (size_t i = 0; r == STORE_OK && i < json_array_size(arr); i++) {
+		json_t *job = json_array_get(arr, i);
+		r = job_latest_json(c, json_integer_value(json_object_get(job, "id")), job);
+	}
+	store_reader_done(st, c);
+	if (r != STORE_OK) {
+		json_decref(arr);
+		return r;
+	}
+	*out = arr;
+	return STORE_OK;
+}
+
+static int job_trials_json(struct store_conn *c, int64_t id, json_t *job)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_job_trials);
+	json_t *trials = json_array();
+	int rc;
+
+	if (!s) {
+		json_decref(trials);
+		return STORE_EIO;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		json_t *t = json_object();
+		sqlite3_int64 n = sqlite3_column_int64(s, 4);
+		double m2 = sqlite3_column_double(s, 6);
+		json_object_set_new(t, "id", json_integer(sqlite3_column_int64(s, 0)));
+		json_object_set_new(t, "phase", store_col_text(s, 1));
+		json_object_set_new(t, "config", store_col_json(s, 2));
+		json_object_set_new(t, "objective", store_col_text(s, 3));
+		json_object_set_new(t, "n", json_integer(n));
+		json_object_set_new(t, "mean", store_col_real(s, 5));
+		json_object_set_new(t, "std", n > 1 ? json_real(sqrt(fmax(0.0, m2 / (double)(n - 1)))) : json_null());
+		json_object_set_new(t, "t_start", store_col_real(s, 7));
+		json_object_set_new(t, "t_end", store_col_real(s, 8));
+		json_array_append_new(trials, t);
+	}
+	json_object_set_new(job, "trials", trials);
+	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "job trials");
+}
+
+static int job_phases_json(struct store_conn *c, int64_t id, json_t *job)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_job_phases);
+	json_t *phases = json_array();
+	int rc;
+
+	if (!s) {
+		json_decref(phases);
+		return STORE_EIO;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		json_array_append_new(phases, store_col_text(s, 0));
+	json_object_set_new(job, "phases", phases);
+	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "job phases");
+}
+
+int store_job_get(struct store *st, int64_t id, json_t **out)
+{
+	struct store_conn *c = store_reader(st);
+	sqlite3_stmt *s = store_stmt(c, sql_job_one);
+	json_t *job = NULL;
+	int rc, r = STORE_OK;
+
+	if (!s) {
+		r = STORE_EIO;
+		goto done;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		r = STORE_ENOTFOUND;
+		goto done;
+	}
+	if (rc != SQLITE_ROW) {
+		r = store_fail(c, rc, "get job");
+		goto done;
+	}
+	job = job_row_json(s);
+	sqlite3_reset(s);
+	r = job_trials_json(c, id, job);
+	if (r == STORE_OK)
+		r = job_phases_json(c, id, job);
+	if (r == STORE_OK)
+		r = job_latest_json(c, id, job);
+done:
+	store_reader_done(st, c);
+	if (r != STORE_OK) {
+		json_decref(job);
+		return r;
+	}
+	*out = job;
+	return STORE_OK;
+}
+
+int store_job_brief(struct store *st, int64_t id, struct job_brief *out)
+{
+	struct store_conn *c = store_reader(st);
+	sqlite3_stmt *s = store_stmt(c, sql_job_brief);
+	int rc, r = STORE_OK;
+
+	if (!s) {
+		store_reader_done(st, c);
+		return STORE_EIO;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		memset(out, 0, sizeof(*out));
+		out->id = sqlite3_column_int64(s, 0);
+		out->running = strcmp((const char *)sqlite3_column_text(s, 1), "running") == 0;
+		out->has_uid = sqlite3_column_type(s, 2) != SQLITE_NULL;
+		out->uid = (uid_t)sqlite3_column_int64(s, 2);
+		out->workload_id = sqlite3_column_int64(s, 3);
+		snprintf(out->workload, sizeof(out->workload), "%s", (const char *)sqlite3_column_text(s, 4));
+		snprintf(out->objective, sizeof(out->objective), "%s", (const char *)sqlite3_column_text(s, 5));
+	} else if (rc == SQLITE_DONE) {
+		r = STORE_ENOTFOUND;
+	} else {
+		r = store_fail(c, rc, "job brief");
+	}
+	store_reader_done(st, c);
+	return r;
+}

@@ -1,0 +1,158 @@
+/*
+ * Writing samples: a batch goes in one savepoint of the writer's
+ * transaction, and the newest value of each series is kept in `latest` so
+ * that job views never scan the samples table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+static const char sql_sample_insert[] =
+	"INSERT INTO samples (job_id, t, name, value, phase) VALUES (?1, ?2, ?3, ?4, ?5)";
+static const char sql_latest_upsert[] =
+	"INSERT INTO latest (job_id, name, t, value) VALUES (?1, ?2, ?3, ?4) "
+	"ON CONFLICT(job_id, name) DO UPDATE SET t = excluded.t, value = excluded.value "
+	"WHERE excluded.t >= latest.t";
+
+#define LATEST_TRACKED 64
+
+struct sample_batch {
+	const struct sample *s;
+	size_t n;
+	struct sample *owned;   /* posted batches: the copy, freed with the batch */
+};
+
+static int insert_one(struct store_conn *c, sqlite3_stmt *ins, const struct sample *x)
+{
+	int rc;
+
+	sqlite3_reset(ins);
+	sqlite3_bind_int64(ins, 1, x->job_id);
+	sqlite3_bind_double(ins, 2, x->t);
+	sqlite3_bind_text(ins, 3, x->name, -1, SQLITE_STATIC);
+	sqlite3_bind_double(ins, 4, x->value);
+	if (x->phase)
+		sqlite3_bind_text(ins, 5, x->phase, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(ins, 5);
+	rc = sqlite3_step(ins);
+	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "insert sample");
+}
+
+static int upsert_latest(struct store_conn *c, sqlite3_stmt *up, const struct sample *x)
+{
+	int rc;
+
+	sqlite3_reset(up);
+	sqlite3_bind_int64(up, 1, x->job_id);
+	sqlite3_bind_text(up, 2, x->name, -1, SQLITE_STATIC);
+	sqlite3_bind_double(up, 3, x->t);
+	sqlite3_bind_double(up, 4, x->value);
+	rc = sqlite3_step(up);
+	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "update latest");
+}
+
+/*
+ * Finds the newest sample of each (job, name) in the batch, so `latest` is
+ * written once per series rather than once per sample.  Series beyond
+ * LATEST_TRACKED are written per sample: correct, only slower.
+ */
+static int apply_samples(struct store_conn *c, void *arg)
+{
+	struct sample_batch *b = arg;
+	sqlite3_stmt *ins = store_stmt(c, sql_sample_insert);
+	sqlite3_stmt *up = store_stmt(c, sql_latest_upsert);
+	size_t newest[LATEST_TRACKED];
+	size_t ntracked = 0;
+	int r;
+
+	if (!ins || !up)
+		return STORE_EIO;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct sample *x = &b->s[i];
+		size_t k;
+
+		if ((r = insert_one(c, ins, x)) != STORE_OK)
+			return r;
+		for (k = 0; k < ntracked; k++) {
+			const struct sample *y = &b->s[newest[k]];
+			if (y->job_id == x->job_id && strcmp(y->name, x->name) == 0)
+				break;
+		}
+		if (k < ntracked) {
+			if (x->t >= b->s[newest[k]].t)
+				newest[k] = i;
+		} else if (ntracked < LATEST_TRACKED) {
+			newest[ntracked++] = i;
+		} else if ((r = upsert_latest(c, up, x)) != STORE_OK) {
+			return r;
+		}
+	}
+	for (size_t k = 0; k < ntracked; k++)
+		if ((r = upsert_latest(c, up, &b->s[newest[k]])) != STORE_OK)
+			return r;
+	return STORE_OK;
+}
+
+int store_samples_write(struct store *st, const struct sample *s, size_t n)
+{
+	struct sample_batch b = {s, n, NULL};
+
+	if (n == 0)
+		return STORE_OK;
+	return store_write(st, apply_samples, &b);
+}
+
+static void batch_free(void *arg)
+{
+	struct sample_batch *b = arg;
+	free(b->owned);
+	free(b);
+}
+
+/* One allocation holds the batch struct's samples and all their strings. */
+static struct sample_batch *batch_copy(const struct sample *s, size_t n)
+{
+	size_t strings = 0;
+	struct sample_batch *b;
+	char *p;
+
+	for (size_t i = 0; i < n; i++)
+		strings += strlen(s[i].name) + 1 + (s[i].phase ? strlen(s[i].phase) + 1 : 0);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->owned = malloc(n * sizeof(struct sample) + strings);
+	if (!b->owned) {
+		free(b);
+		return NULL;
+	}
+	p = (char *)(b->owned + n);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(s[i].name) + 1;
+		b->owned[i] = s[i];
+		b->owned[i].name = memcpy(p, s[i].name, len);
+		p += len;
+		if (s[i].phase) {
+			len = strlen(s[i].phase) + 1;
+			b->owned[i].phase = memcpy(p, s[i].phase, len);
+			p += len;
+		}
+	}
+	b->s = b->owned;
+	b->n = n;
+	return b;
+}
+
+int store_samples_post(struct store *st, const struct sample *s, size_t n)
+{
+	struct sample_batch *b;
+
+	if (n == 0)
+		return STORE_OK;
+	b = batch_copy(s, n);
+	if (!b)
+		return STORE_EBUSY;
+	return store_post(st, apply_samples, b, batch_free);
+}

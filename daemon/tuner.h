@@ -1,0 +1,49 @@
+/*
+ * The online tuner: per workload and phase it learns which config of the
+ * knobs gives the best objective, proposes configs for running jobs to try at
+ * step boundaries, and recommends a config for new jobs.  Thread-safe: route
+ * handlers call it concurrently; it guards its state with its own lock and
+ * persists what it learns through the store.
+ */
+#ifndef DLPROF_TUNER_H
+#define DLPROF_TUNER_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct tuner;
+struct node_info;
+
+struct tuner_options {
+	double explore_share;     /* max share of a job's steps on non-best configs once confident (0.10) */
+	double gain_threshold;    /* stop exploring when expected gain is below this (0.01) */
+};
+
+/* Loads what was learned from the store; NULL after logging why. */
+struct tuner *tuner_open(struct store *st, const struct node_info *node, const struct tuner_options *opt);
+void tuner_close(struct tuner *t);
+
+/*
+ * A job registered: decides the config it starts with.  job_knobs is the
+ * knobs object the job declared (or NULL).  Returns a new JSON object
+ * (the config) or NULL after logging why.
+ */
+json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, const char *params_json,
+			const char *objective, const json_t *job_knobs);
+
+/*
+ * Samples of a running job were committed: the tuner learns from them
+ * (attributing them to reported_config, what the job ran with while producing
+ * them, or NULL when it did not say) and
+ * returns the config the job should run from now on, per phase, as a new JSON
+ * object: {"intra_threads": 4, ..., "phases": {"lstm": {"intra_threads": 2}}}.
+ */
+json_t *tuner_job_observe(struct tuner *t, int64_t job_id, const struct sample *s, size_t n,
+			  const json_t *reported_config);
+
+/* The job ended; its open trials are closed. */
+void tuner_job_end(struct tuner *t, int64_t job_id);
+
+#endif

@@ -1,0 +1,2 @@
+# The tuner: sources that go into daemon/libdlprof.a, its tests and bench.
+TUNER_SOURCES =

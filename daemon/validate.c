@@ -1,0 +1,220 @@
+/*
+ * Implementation of validate.h.  Limits are the contract of the ingest API
+ * (DESIGN.md): names of [a-z0-9_.] up to 64 characters, finite numbers,
+ * timestamps inside a window around now, a bounded count per request.
+ */
+#include "validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool validate_metric_name(const char *name)
+{
+	size_t n = 0;
+
+	for (const char *p = name; *p; p++, n++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.'))
+			return false;
+	}
+	return n >= 1 && n <= VALIDATE_NAME_MAX;
+}
+
+bool validate_label(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > max)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+static int sample_from_json(const json_t *js, size_t i, int64_t job_id, const struct ingest_limits *lim,
+			    struct sample *out, char *err, size_t errlen)
+{
+	const json_t *t = json_object_get(js, "t"), *name = json_object_get(js, "name");
+	const json_t *value = json_object_get(js, "value"), *phase = json_object_get(js, "phase");
+
+	if (!json_is_object(js))
+		return snprintf(err, errlen, "samples[%zu]: not an object", i), -1;
+	if (!json_is_number(t) || !isfinite(json_number_value(t)))
+		return snprintf(err, errlen, "samples[%zu].t: a finite number of unix seconds is required", i), -1;
+	if (json_number_value(t) < lim->oldest || json_number_value(t) > lim->newest)
+		return snprintf(err, errlen, "samples[%zu].t: %.3f is outside the accepted window %.0f..%.0f",
+				i, json_number_value(t), lim->oldest, lim->newest), -1;
+	if (!json_is_string(name) || !validate_metric_name(json_string_value(name)))
+		return snprintf(err, errlen, "samples[%zu].name: must match [a-z0-9_.]{1,64}", i), -1;
+	if (!json_is_number(value) || !isfinite(json_number_value(value)))
+		return snprintf(err, errlen, "samples[%zu].value: a finite number is required", i), -1;
+	if (phase && !json_is_null(phase) &&
+	    (!json_is_string(phase) || !validate_label(json_string_value(phase), VALIDATE_NAME_MAX)))
+		return snprintf(err, errlen, "samples[%zu].phase: text of 1..64 printable characters", i), -1;
+	out->job_id = job_id;
+	out->t = json_number_value(t);
+	out->name = json_string_value(name);
+	out->value = json_number_value(value);
+	out->phase = json_is_string(phase) ? json_string_value(phase) : NULL;
+	return 0;
+}
+
+int validate_ingest(const json_t *body, int64_t job_id, const struct ingest_limits *lim,
+		    struct ingest_batch *out, char *err, size_t errlen)
+{
+	const json_t *samples = json_object_get(body, "samples");
+	const json_t *config = json_object_get(body, "config");
+	const char *key;
+	json_t *v;
+	size_t n;
+
+	json_object_foreach((json_t *)body, key, v) {
+		if (strcmp(key, "samples") != 0 && strcmp(key, "config") != 0)
+			return snprintf(err, errlen, "%s: unknown field (expected samples, config)", key), -1;
+	}
+	if (!json_is_array(samples))
+		return snprintf(err, errlen, "samples: an array is required"), -1;
+	n = json_array_size(samples);
+	if (n > lim->max_samples)
+		return snprintf(err, errlen, "samples: %zu samples, more than the limit of %zu per request",
+				n, lim->max_samples), -1;
+	if (config && !json_is_null(config) && !json_is_object(config))
+		return snprintf(err, errlen, "config: an object is required"), -1;
+
+	out->samples = n ? calloc(n, sizeof(*out->samples)) : NULL;
+	if (n && !out->samples)
+		return snprintf(err, errlen, "samples: out of memory"), -1;
+	for (size_t i = 0; i < n; i++) {
+		if (sample_from_json(json_array_get(samples, i), i, job_id, lim, &out->samples[i], err, errlen) < 0) {
+			free(out->samples);
+			out->samples = NULL;
+			return -1;
+		}
+	}
+	out->n = n;
+	out->config = json_is_object(config) ? config : NULL;
+	return 0;
+}
+
+void ingest_batch_free(struct ingest_batch *b)
+{
+	free(b->samples);
+	b->samples = NULL;
+	b->n = 0;
+}
+
+static int check_params(const json_t *params, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(params))
+		return snprintf(err, errlen, "params: an object is required"), -1;
+	json_object_foreach((json_t *)params, key, v) {
+		if (!validate_label(key, VALIDATE_NAME_MAX))
+			return snprintf(err, errlen, "params: key of 1..64 printable characters required"), -1;
+		if (!json_is_string(v) && !json_is_number(v) && !json_is_boolean(v))
+			return snprintf(err, errlen, "params.%s: a string, number or boolean is required", key), -1;
+		if (json_is_string(v) && strlen(json_string_value(v)) > VALIDATE_WORKLOAD_MAX)
+			return snprintf(err, errlen, "params.%s: longer than %d characters", key,
+					VALIDATE_WORKLOAD_MAX), -1;
+	}
+	return 0;
+}
+
+static int check_knobs(const json_t *knobs, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(knobs))
+		return snprintf(err, errlen, "knobs: an object of knob name to range is required"), -1;
+	json_object_foreach((json_t *)knobs, key, v) {
+		const json_t *min = json_object_get(v, "min"), *max = json_object_get(v, "max");
+		const json_t *values = json_object_get(v, "values");
+		if (!validate_metric_name(key))
+			return snprintf(err, errlen, "knobs: name '%.64s' must match [a-z0-9_.]{1,64}", key), -1;
+		if (!json_is_object(v))
+			return snprintf(err, errlen, "knobs.%s: an object with min/max or values is required", key), -1;
+		if (values && (!json_is_array(values) || json_array_size(values) == 0 ||
+			       json_array_size(values) > 256))
+			return snprintf(err, errlen, "knobs.%s.values: an array of 1..256 values is required", key), -1;
+		if (!values && (!json_is_integer(min) || !json_is_integer(max) ||
+				json_integer_value(min) > json_integer_value(max)))
+			return snprintf(err, errlen, "knobs.%s: integer min <= max, or values, is required", key), -1;
+	}
+	return 0;
+}
+
+static const char *const objectives[] = {"throughput", "goodput", "efficiency", NULL};
+
+static const char *opt_string(const json_t *body, const char *key, size_t max, char *err, size_t errlen, int *bad)
+{
+	const json_t *v = json_object_get(body, key);
+
+	if (!v || json_is_null(v))
+		return NULL;
+	if (!json_is_string(v) || !validate_label(json_string_value(v), max)) {
+		snprintf(err, errlen, "%s: text of 1..%zu printable characters is required", key, max);
+		*bad = 1;
+		return NULL;
+	}
+	return json_string_value(v);
+}
+
+int validate_registration(const json_t *body, struct job_spec *spec, char **params_canon,
+			  char **knobs_json, char *err, size_t errlen)
+{
+	static const char *const known[] = {"workload", "params", "pid", "external_id", "knobs",
+					    "objective", "command", NULL};
+	const json_t *params = json_object_get(body, "params"), *pid = json_object_get(body, "pid");
+	const json_t *knobs = json_object_get(body, "knobs");
+	const char *key;
+	json_t *v;
+	int bad = 0;
+
+	json_object_foreach((json_t *)body, key, v) {
+		size_t i;
+		for (i = 0; known[i] && strcmp(known[i], key) != 0; i++)
+			;
+		if (!known[i])
+			return snprintf(err, errlen, "%.64s: unknown field", key), -1;
+	}
+	memset(spec, 0, sizeof(*spec));
+	spec->workload = opt_string(body, "workload", VALIDATE_WORKLOAD_MAX, err, errlen, &bad);
+	if (bad || !spec->workload)
+		return bad ? -1 : (snprintf(err, errlen, "workload: a name is required"), -1);
+	spec->external_id = opt_string(body, "external_id", VALIDATE_WORKLOAD_MAX, err, errlen, &bad);
+	if (!bad)
+		spec->command = opt_string(body, "command", 4096, err, errlen, &bad);
+	if (!bad)
+		spec->objective = opt_string(body, "objective", 16, err, errlen, &bad);
+	if (bad)
+		return -1;
+	if (spec->objective) {
+		size_t i;
+		for (i = 0; objectives[i] && strcmp(objectives[i], spec->objective) != 0; i++)
+			;
+		if (!objectives[i])
+			return snprintf(err, errlen, "objective: one of throughput, goodput, efficiency"), -1;
+	}
+	if (pid && !json_is_null(pid)) {
+		if (!json_is_integer(pid) || json_integer_value(pid) <= 0 || json_integer_value(pid) > 4194304)
+			return snprintf(err, errlen, "pid: a positive process id is required"), -1;
+		spec->pid = json_integer_value(pid);
+	}
+	if (params && !json_is_null(params) && check_params(params, err, errlen) < 0)
+		return -1;
+	if (knobs && !json_is_null(knobs) && check_knobs(knobs, err, errlen) < 0)
+		return -1;
+	*params_canon = json_is_object(params)
+		? json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
+		: strdup("{}");
+	*knobs_json = json_is_object(knobs) ? json_dumps(knobs, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	spec->params_json = *params_canon;
+	spec->knobs_json = *knobs_json;
+	return 0;
+}

@@ -1,0 +1,1 @@
+# Owned by the deployment work (issue 7): sources, data and tests of man/.

@@ -1,0 +1,10 @@
+# Schema migrations, numbered, applied in order; compiled into the daemon.
+MIGRATIONS = \
+	sql/001_initial.sql
+
+EXTRA_DIST += $(MIGRATIONS) build-aux/sql2c.sh
+BUILT_SOURCES += daemon/migrations.c
+CLEANFILES += daemon/migrations.c
+
+daemon/migrations.c: $(MIGRATIONS) $(top_srcdir)/build-aux/sql2c.sh
+	$(AM_V_GEN)$(MKDIR_P) daemon && (cd $(top_srcdir) && $(SHELL) build-aux/sql2c.sh $(MIGRATIONS)) > $@.tmp && mv $@.tmp $@

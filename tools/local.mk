@@ -1,0 +1,1 @@
+# Owned by the deployment work (issue 7): dlprofctl.

@@ -1,0 +1,1 @@
+# The dashboard: static files installed to $(pkgdatadir)/web, and browser tests.
