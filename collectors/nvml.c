@@ -1,0 +1,356 @@
+/*
+ * The NVML collector: NVIDIA GPUs through libnvidia-ml, opened with dlopen
+ * at run time so that dlprofd neither builds nor links against the driver.
+ * Per GPU: utilisation, memory, power, temperature, SM clock, and memory of
+ * each MIG instance where MIG is on.  Per job: the GPU memory and SM
+ * utilisation of its processes, from NVML's per-process lists.
+ *
+ * The few NVML types used are declared here with the layouts of NVML's
+ * documented ABI (nvml.h); the library's path may be overridden (tests point
+ * it at a double under tests/nvml_double/).
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+
+#define NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
+#define NVML_MAX_GPUS 64
+#define NVML_MAX_PROCS 256
+#define NVML_MAX_MIG 8
+
+/* From nvml.h: return codes and enums dlprofd uses. */
+#define NVML_SUCCESS 0
+#define NVML_TEMPERATURE_GPU 0
+#define NVML_CLOCK_SM 1
+#define NVML_DEVICE_MIG_ENABLE 1
+
+typedef void *nvml_device;
+typedef struct {
+	unsigned int gpu;      /* percent of time a kernel ran */
+	unsigned int memory;   /* percent of time memory was read or written */
+} nvml_utilization;
+typedef struct {
+	unsigned long long total, free, used;
+} nvml_memory;
+typedef struct {               /* nvmlProcessInfo_v2_t, used by _v3 */
+	unsigned int pid;
+	unsigned long long used_gpu_memory;
+	unsigned int gpu_instance_id;
+	unsigned int compute_instance_id;
+} nvml_process_info;
+typedef struct {               /* nvmlProcessInfo_v1_t */
+	unsigned int pid;
+	unsigned long long used_gpu_memory;
+} nvml_process_info_v1;
+typedef struct {
+	unsigned int pid;
+	unsigned long long timestamp;
+	unsigned int sm_util, mem_util, enc_util, dec_util;
+} nvml_process_sample;
+
+struct nvml_api {
+	int (*init)(void);
+	int (*shutdown)(void);
+	const char *(*error_string)(int);
+	int (*count)(unsigned int *);
+	int (*handle)(unsigned int, nvml_device *);
+	int (*utilization)(nvml_device, nvml_utilization *);
+	int (*memory)(nvml_device, nvml_memory *);
+	/* Optional: NULL when the driver lacks them. */
+	int (*name)(nvml_device, char *, unsigned int);
+	int (*uuid)(nvml_device, char *, unsigned int);
+	int (*power)(nvml_device, unsigned int *);
+	int (*temperature)(nvml_device, int, unsigned int *);
+	int (*clock)(nvml_device, int, unsigned int *);
+	int (*procs_v3)(nvml_device, unsigned int *, nvml_process_info *);
+	int (*procs_v1)(nvml_device, unsigned int *, nvml_process_info_v1 *);
+	int (*proc_util)(nvml_device, nvml_process_sample *, unsigned int *, unsigned long long);
+	int (*mig_mode)(nvml_device, unsigned int *, unsigned int *);
+	int (*mig_count)(nvml_device, unsigned int *);
+	int (*mig_handle)(nvml_device, unsigned int, nvml_device *);
+};
+
+/* One process seen on a GPU in the last node sample. */
+struct nvml_proc {
+	unsigned int pid;
+	int gpu;
+	double mem_bytes;
+	double sm_util;
+};
+
+struct nvml_ctx {
+	void *lib;
+	struct nvml_api api;
+	unsigned int ngpus;
+	nvml_device dev[NVML_MAX_GPUS];
+	unsigned long long last_ts[NVML_MAX_GPUS];  /* newest per-process sample seen */
+	struct nvml_proc procs[NVML_MAX_PROCS];
+	size_t nprocs;
+	nvml_process_info pbuf[NVML_MAX_PROCS];      /* scratch */
+	nvml_process_sample sbuf[NVML_MAX_PROCS];    /* scratch */
+};
+
+/* The symbols dlprofd binds, where each goes, and whether it must exist. */
+static const struct {
+	size_t offset;
+	const char *symbol;
+	int required;
+} nvml_symbols[] = {
+	{offsetof(struct nvml_api, init), "nvmlInit_v2", 1},
+	{offsetof(struct nvml_api, shutdown), "nvmlShutdown", 1},
+	{offsetof(struct nvml_api, error_string), "nvmlErrorString", 1},
+	{offsetof(struct nvml_api, count), "nvmlDeviceGetCount_v2", 1},
+	{offsetof(struct nvml_api, handle), "nvmlDeviceGetHandleByIndex_v2", 1},
+	{offsetof(struct nvml_api, utilization), "nvmlDeviceGetUtilizationRates", 1},
+	{offsetof(struct nvml_api, memory), "nvmlDeviceGetMemoryInfo", 1},
+	{offsetof(struct nvml_api, name), "nvmlDeviceGetName", 0},
+	{offsetof(struct nvml_api, uuid), "nvmlDeviceGetUUID", 0},
+	{offsetof(struct nvml_api, power), "nvmlDeviceGetPowerUsage", 0},
+	{offsetof(struct nvml_api, temperature), "nvmlDeviceGetTemperature", 0},
+	{offsetof(struct nvml_api, clock), "nvmlDeviceGetClockInfo", 0},
+	{offsetof(struct nvml_api, procs_v3), "nvmlDeviceGetComputeRunningProcesses_v3", 0},
+	{offsetof(struct nvml_api, procs_v1), "nvmlDeviceGetComputeRunningProcesses", 0},
+	{offsetof(struct nvml_api, proc_util), "nvmlDeviceGetProcessUtilization", 0},
+	{offsetof(struct nvml_api, mig_mode), "nvmlDeviceGetMigMode", 0},
+	{offsetof(struct nvml_api, mig_count), "nvmlDeviceGetMaxMigDeviceCount", 0},
+	{offsetof(struct nvml_api, mig_handle), "nvmlDeviceGetMigDeviceHandleByIndex", 0},
+};
+
+/*
+ * Resolves the symbols into a; returns the first required one missing, or
+ * NULL.  Function pointers are stored through memcpy: ISO C has no cast from
+ * dlsym's void * to a function pointer, POSIX guarantees the representation.
+ */
+static const char *
+nvml_bind(void *lib, struct nvml_api *a)
+{
+	size_t i;
+	void *sym;
+
+	for (i = 0; i < sizeof(nvml_symbols) / sizeof(nvml_symbols[0]); i++) {
+		sym = dlsym(lib, nvml_symbols[i].symbol);
+		if (sym == NULL && nvml_symbols[i].required)
+			return nvml_symbols[i].symbol;
+		memcpy((char *)a + nvml_symbols[i].offset, &sym, sizeof(sym));
+	}
+	return NULL;
+}
+
+static void *
+nvml_init(const struct collector_env *env, char *why, size_t why_len)
+{
+	const char *path = env->nvml_library != NULL ? env->nvml_library : NVML_DEFAULT_LIBRARY;
+	const char *missing;
+	struct nvml_ctx *c;
+	unsigned int i;
+	int rc;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		snprintf(why, why_len, "out of memory");
+		return NULL;
+	}
+	c->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (c->lib == NULL) {
+		snprintf(why, why_len, "%s not found: no NVIDIA driver on this node (%s)", path, dlerror());
+		free(c);
+		return NULL;
+	}
+	if ((missing = nvml_bind(c->lib, &c->api)) != NULL) {
+		snprintf(why, why_len, "%s lacks %s: the NVIDIA driver is too old", path, missing);
+		goto fail_lib;
+	}
+	if ((rc = c->api.init()) != NVML_SUCCESS) {
+		snprintf(why, why_len, "nvmlInit failed: %s", c->api.error_string(rc));
+		goto fail_lib;
+	}
+	if ((rc = c->api.count(&c->ngpus)) != NVML_SUCCESS || c->ngpus == 0) {
+		snprintf(why, why_len, rc != NVML_SUCCESS ? "nvmlDeviceGetCount failed: %s" : "NVML found no GPU%s",
+			 rc != NVML_SUCCESS ? c->api.error_string(rc) : "");
+		goto fail_init;
+	}
+	if (c->ngpus > NVML_MAX_GPUS)
+		c->ngpus = NVML_MAX_GPUS;
+	for (i = 0; i < c->ngpus; i++)
+		if ((rc = c->api.handle(i, &c->dev[i])) != NVML_SUCCESS) {
+			snprintf(why, why_len, "cannot open GPU %u: %s", i, c->api.error_string(rc));
+			goto fail_init;
+		}
+	why[0] = '\0';
+	return c;
+fail_init:
+	c->api.shutdown();
+fail_lib:
+	dlclose(c->lib);
+	free(c);
+	return NULL;
+}
+
+static void
+nvml_fini(void *ctx)
+{
+	struct nvml_ctx *c = ctx;
+
+	c->api.shutdown();
+	dlclose(c->lib);
+	free(c);
+}
+
+static void
+nvml_proc_add(struct nvml_ctx *c, int gpu, unsigned int pid, double mem, double sm)
+{
+	size_t i;
+
+	for (i = 0; i < c->nprocs; i++)
+		if (c->procs[i].pid == pid && c->procs[i].gpu == gpu) {
+			if (mem >= 0)
+				c->procs[i].mem_bytes = mem;
+			if (sm >= 0)
+				c->procs[i].sm_util = sm;
+			return;
+		}
+	if (c->nprocs == NVML_MAX_PROCS)
+		return;
+	c->procs[c->nprocs++] = (struct nvml_proc){pid, gpu, mem > 0 ? mem : 0, sm > 0 ? sm : 0};
+}
+
+/* The GPU's processes with their memory and SM utilisation, kept for sample_job. */
+static void
+nvml_processes(struct nvml_ctx *c, int gpu)
+{
+	nvml_process_info_v1 v1[NVML_MAX_PROCS];
+	unsigned int n = NVML_MAX_PROCS, i;
+
+	if (c->api.procs_v3 != NULL && c->api.procs_v3(c->dev[gpu], &n, c->pbuf) == NVML_SUCCESS) {
+		for (i = 0; i < n && i < NVML_MAX_PROCS; i++)
+			nvml_proc_add(c, gpu, c->pbuf[i].pid, (double)c->pbuf[i].used_gpu_memory, -1);
+	} else if (c->api.procs_v1 != NULL && (n = NVML_MAX_PROCS, c->api.procs_v1(c->dev[gpu], &n, v1) == NVML_SUCCESS)) {
+		for (i = 0; i < n && i < NVML_MAX_PROCS; i++)
+			nvml_proc_add(c, gpu, v1[i].pid, (double)v1[i].used_gpu_memory, -1);
+	}
+	n = NVML_MAX_PROCS;
+	if (c->api.proc_util != NULL && c->api.proc_util(c->dev[gpu], c->sbuf, &n, c->last_ts[gpu]) == NVML_SUCCESS)
+		for (i = 0; i < n && i < NVML_MAX_PROCS; i++) {
+			nvml_proc_add(c, gpu, c->sbuf[i].pid, -1, c->sbuf[i].sm_util);
+			if (c->sbuf[i].timestamp > c->last_ts[gpu])
+				c->last_ts[gpu] = c->sbuf[i].timestamp;
+		}
+}
+
+static void
+nvml_mig(struct nvml_ctx *c, unsigned int gpu, struct collector_out *out)
+{
+	unsigned int cur, pending, max, i;
+	nvml_device mig;
+	nvml_memory mem;
+
+	if (c->api.mig_mode == NULL || c->api.mig_count == NULL || c->api.mig_handle == NULL ||
+	    c->api.mig_mode(c->dev[gpu], &cur, &pending) != NVML_SUCCESS || cur != NVML_DEVICE_MIG_ENABLE ||
+	    c->api.mig_count(c->dev[gpu], &max) != NVML_SUCCESS)
+		return;
+	for (i = 0; i < max && i < NVML_MAX_MIG; i++) {
+		if (c->api.mig_handle(c->dev[gpu], i, &mig) != NVML_SUCCESS)
+			continue;
+		if (c->api.memory(mig, &mem) == NVML_SUCCESS) {
+			collector_put(out, 0, (double)mem.used, "gpu.%u.mig.%u.mem_used_bytes", gpu, i);
+			collector_put(out, 0, (double)mem.total, "gpu.%u.mig.%u.mem_total_bytes", gpu, i);
+		}
+	}
+}
+
+static int
+nvml_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len)
+{
+	struct nvml_ctx *c = ctx;
+	nvml_utilization u;
+	nvml_memory m;
+	unsigned int i, v;
+	int rc;
+
+	c->nprocs = 0;
+	for (i = 0; i < c->ngpus; i++) {
+		if ((rc = c->api.utilization(c->dev[i], &u)) != NVML_SUCCESS ||
+		    (rc = c->api.memory(c->dev[i], &m)) != NVML_SUCCESS) {
+			snprintf(why, why_len, "GPU %u: %s", i, c->api.error_string(rc));
+			return COLLECTOR_TRANSIENT;
+		}
+		collector_put(out, 0, u.gpu, "gpu.%u.util_percent", i);
+		collector_put(out, 0, u.memory, "gpu.%u.mem_util_percent", i);
+		collector_put(out, 0, (double)m.used, "gpu.%u.mem_used_bytes", i);
+		collector_put(out, 0, (double)m.total, "gpu.%u.mem_total_bytes", i);
+		if (c->api.power != NULL && c->api.power(c->dev[i], &v) == NVML_SUCCESS)
+			collector_put(out, 0, v / 1000.0, "gpu.%u.power_watts", i);
+		if (c->api.temperature != NULL && c->api.temperature(c->dev[i], NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS)
+			collector_put(out, 0, v, "gpu.%u.temperature_celsius", i);
+		if (c->api.clock != NULL && c->api.clock(c->dev[i], NVML_CLOCK_SM, &v) == NVML_SUCCESS)
+			collector_put(out, 0, v * 1e6, "gpu.%u.sm_clock_hz", i);
+		nvml_mig(c, i, out);
+		nvml_processes(c, (int)i);
+	}
+	return COLLECTOR_OK;
+}
+
+static int
+nvml_sample_job(void *ctx, const struct collector_job *job, struct collector_out *out, char *why, size_t why_len)
+{
+	struct nvml_ctx *c = ctx;
+	unsigned char used[NVML_MAX_GPUS] = {0};
+	double mem = 0, sm = 0;
+	size_t i, k;
+	int gpus = 0;
+
+	for (i = 0; i < c->nprocs; i++)
+		for (k = 0; k < job->npids; k++)
+			if ((pid_t)c->procs[i].pid == job->pids[k]) {
+				mem += c->procs[i].mem_bytes;
+				sm += c->procs[i].sm_util;
+				if (!used[c->procs[i].gpu]++)
+					gpus++;
+				break;
+			}
+	if (gpus == 0)
+		return COLLECTOR_OK;
+	collector_put(out, job->id, gpus, "gpu.count");
+	collector_put(out, job->id, mem, "gpu.mem_bytes");
+	collector_put(out, job->id, sm, "gpu.util_percent");
+	return COLLECTOR_OK;
+}
+
+static json_t *
+nvml_describe(void *ctx)
+{
+	struct nvml_ctx *c = ctx;
+	json_t *gpus = json_array();
+	char name[96], uuid[96];
+	nvml_memory m;
+	unsigned int i;
+
+	for (i = 0; gpus != NULL && i < c->ngpus; i++) {
+		if (c->api.name == NULL || c->api.name(c->dev[i], name, sizeof(name)) != NVML_SUCCESS)
+			name[0] = '\0';
+		if (c->api.uuid == NULL || c->api.uuid(c->dev[i], uuid, sizeof(uuid)) != NVML_SUCCESS)
+			uuid[0] = '\0';
+		if (c->api.memory(c->dev[i], &m) != NVML_SUCCESS)
+			m.total = 0;
+		json_array_append_new(gpus, json_pack("{s:i,s:s,s:s,s:I}", "index", (int)i, "name", name, "uuid", uuid,
+						      "memory_total_bytes", (json_int_t)m.total));
+	}
+	return json_pack("{s:o*}", "gpus", gpus);
+}
+
+const struct collector collector_nvml = {
+	.version = COLLECTOR_VERSION,
+	.name = "nvml",
+	.init = nvml_init,
+	.sample_node = nvml_sample_node,
+	.sample_job = nvml_sample_job,
+	.job_gone = NULL,
+	.describe = nvml_describe,
+	.fini = nvml_fini,
+};

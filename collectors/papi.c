@@ -1,0 +1,336 @@
+/*
+ * The PAPI collector: PAPI preset events (cycles, instructions, floating
+ * point operations, last-level cache misses) counted on each thread of each
+ * job through PAPI's perf_event component, one event set attached per
+ * thread.  It works only where the CPU exposes a PMU: on a VM without one
+ * PAPI initialises but defines no presets, and init says so.
+ *
+ * Built only when configure finds PAPI (HAVE_PAPI); the registry lists it
+ * under that guard.
+ */
+#include "config.h"
+
+#include <papi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "log.h"
+#include "procfs.h"
+
+/* PAPI event sets are costly: threads beyond this are not counted. */
+#define PAPI_MAX_THREADS_PER_JOB 64
+#define PAPI_NEV 4
+
+/* The presets wanted, in order; the second column is the fallback. */
+static const struct {
+	int code;
+	int fallback;
+	const char *sample;     /* rate name */
+} papi_wanted[PAPI_NEV] = {
+	{PAPI_TOT_CYC, PAPI_NULL, "papi.cycles_per_s"},
+	{PAPI_TOT_INS, PAPI_NULL, "papi.instructions_per_s"},
+	{PAPI_FP_OPS, PAPI_DP_OPS, "papi.fp_ops_per_s"},
+	{PAPI_L3_TCM, PAPI_L2_TCM, "papi.cache_misses_per_s"},
+};
+
+struct papi_thread {
+	pid_t tid;
+	int evset;
+	long long prev[PAPI_NEV];
+	int seen;
+};
+
+struct papi_job {
+	int64_t id;
+	struct papi_thread *th;
+	size_t n, cap;
+	double last_mono;
+	struct papi_job *next;
+};
+
+struct papi_ctx {
+	char proc_root[256];
+	int cid;                    /* the perf_event component */
+	int codes[PAPI_NEV];        /* chosen preset per slot, PAPI_NULL if none */
+	int slot[PAPI_NEV];         /* event set position -> wanted slot */
+	int nev;                    /* events in each event set */
+	struct papi_job *jobs;
+};
+
+static int
+papi_choose_events(struct papi_ctx *c, char *why, size_t why_len)
+{
+	int i, rc = PAPI_ENOEVNT;
+
+	c->nev = 0;
+	for (i = 0; i < PAPI_NEV; i++) {
+		c->codes[i] = PAPI_NULL;
+		if ((rc = PAPI_query_event(papi_wanted[i].code)) == PAPI_OK)
+			c->codes[i] = papi_wanted[i].code;
+		else if (papi_wanted[i].fallback != PAPI_NULL && PAPI_query_event(papi_wanted[i].fallback) == PAPI_OK)
+			c->codes[i] = papi_wanted[i].fallback;
+		if (c->codes[i] != PAPI_NULL)
+			c->slot[c->nev++] = i;
+	}
+	if (c->nev > 0)
+		return 0;
+	snprintf(why, why_len,
+		 "PAPI perf_event component has no preset events (PAPI_TOT_CYC: %s): no PMU, or the CPU is "
+		 "unknown to PAPI",
+		 PAPI_strerror(PAPI_query_event(PAPI_TOT_CYC)));
+	return -1;
+}
+
+static void *
+papi_init(const struct collector_env *env, char *why, size_t why_len)
+{
+	const PAPI_component_info_t *ci;
+	struct papi_ctx *c;
+	int rc;
+
+	rc = PAPI_library_init(PAPI_VER_CURRENT);
+	if (rc != PAPI_VER_CURRENT) {
+		snprintf(why, why_len, "PAPI_library_init failed: %s", rc > 0 ? "version mismatch" : PAPI_strerror(rc));
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		snprintf(why, why_len, "out of memory");
+		goto fail;
+	}
+	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
+	c->cid = PAPI_get_component_index("perf_event");
+	if (c->cid < 0) {
+		snprintf(why, why_len, "PAPI has no perf_event component: rebuild PAPI with it");
+		goto fail;
+	}
+	ci = PAPI_get_component_info(c->cid);
+	if (ci == NULL || ci->disabled) {
+		snprintf(why, why_len, "PAPI perf_event component disabled: %s",
+			 ci != NULL && ci->disabled_reason[0] ? ci->disabled_reason : "no reason given");
+		goto fail;
+	}
+	if (ci->num_cntrs <= 0) {
+		snprintf(why, why_len, "PAPI perf_event component disabled: no PMU counters");
+		goto fail;
+	}
+	if (papi_choose_events(c, why, why_len) < 0)
+		goto fail;
+	why[0] = '\0';
+	return c;
+fail:
+	free(c);
+	PAPI_shutdown();
+	return NULL;
+}
+
+static void
+papi_thread_stop(struct papi_thread *t)
+{
+	long long v[PAPI_NEV];
+
+	PAPI_stop(t->evset, v);
+	PAPI_cleanup_eventset(t->evset);
+	PAPI_destroy_eventset(&t->evset);
+}
+
+static void
+papi_job_free(struct papi_job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		papi_thread_stop(&j->th[i]);
+	free(j->th);
+	free(j);
+}
+
+static void
+papi_fini(void *ctx)
+{
+	struct papi_ctx *c = ctx;
+	struct papi_job *j, *next;
+
+	for (j = c->jobs; j != NULL; j = next) {
+		next = j->next;
+		papi_job_free(j);
+	}
+	free(c);
+	PAPI_shutdown();
+}
+
+static void
+papi_job_gone(void *ctx, int64_t job_id)
+{
+	struct papi_ctx *c = ctx;
+	struct papi_job **pp, *j;
+
+	for (pp = &c->jobs; (j = *pp) != NULL; pp = &j->next) {
+		if (j->id == job_id) {
+			*pp = j->next;
+			papi_job_free(j);
+			return;
+		}
+	}
+}
+
+/* An event set with the chosen presets attached to tid and started; PAPI_OK or its error. */
+static int
+papi_thread_start(struct papi_ctx *c, struct papi_thread *t)
+{
+	int rc, i;
+
+	t->evset = PAPI_NULL;
+	if ((rc = PAPI_create_eventset(&t->evset)) != PAPI_OK)
+		return rc;
+	if ((rc = PAPI_assign_eventset_component(t->evset, c->cid)) != PAPI_OK)
+		goto fail;
+	for (i = 0; i < c->nev; i++)
+		if ((rc = PAPI_add_event(t->evset, c->codes[c->slot[i]])) != PAPI_OK)
+			goto fail;
+	if ((rc = PAPI_attach(t->evset, (unsigned long)t->tid)) != PAPI_OK)
+		goto fail;
+	if ((rc = PAPI_start(t->evset)) != PAPI_OK)
+		goto fail;
+	return PAPI_OK;
+fail:
+	PAPI_cleanup_eventset(t->evset);
+	PAPI_destroy_eventset(&t->evset);
+	return rc;
+}
+
+static struct papi_thread *
+papi_thread_find(struct papi_job *j, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		if (j->th[i].tid == tid)
+			return &j->th[i];
+	return NULL;
+}
+
+static int
+papi_thread_add(struct papi_ctx *c, struct papi_job *j, pid_t tid)
+{
+	struct papi_thread *nt;
+	size_t cap;
+	int rc;
+
+	if (j->n == PAPI_MAX_THREADS_PER_JOB)
+		return PAPI_OK;
+	if (j->n == j->cap) {
+		cap = j->cap ? j->cap * 2 : 8;
+		nt = realloc(j->th, cap * sizeof(*nt));
+		if (nt == NULL)
+			return PAPI_ENOMEM;
+		j->th = nt;
+		j->cap = cap;
+	}
+	memset(&j->th[j->n], 0, sizeof(j->th[j->n]));
+	j->th[j->n].tid = tid;
+	j->th[j->n].seen = 1;
+	rc = papi_thread_start(c, &j->th[j->n]);
+	if (rc == PAPI_OK)
+		j->n++;
+	return rc;
+}
+
+static void
+papi_track(struct papi_ctx *c, struct papi_job *j, const struct collector_job *job, int *last_rc)
+{
+	struct papi_thread *t;
+	pid_t *tids;
+	ssize_t n, k;
+	size_t i;
+	char dir[512];
+	int rc;
+
+	for (i = 0; i < j->n; i++)
+		j->th[i].seen = 0;
+	for (i = 0; i < job->npids; i++) {
+		snprintf(dir, sizeof(dir), "%s/%d/task", c->proc_root, (int)job->pids[i]);
+		n = procfs_list_ids(dir, &tids);
+		for (k = 0; k < n; k++) {
+			if ((t = papi_thread_find(j, tids[k])) != NULL)
+				t->seen = 1;
+			else if ((rc = papi_thread_add(c, j, tids[k])) != PAPI_OK)
+				*last_rc = rc;
+		}
+		free(tids);
+	}
+}
+
+static struct papi_job *
+papi_job_find(struct papi_ctx *c, int64_t id)
+{
+	struct papi_job *j;
+
+	for (j = c->jobs; j != NULL; j = j->next)
+		if (j->id == id)
+			return j;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return NULL;
+	j->id = id;
+	j->next = c->jobs;
+	c->jobs = j;
+	return j;
+}
+
+static int
+papi_sample_job(void *ctx, const struct collector_job *job, struct collector_out *out, char *why, size_t why_len)
+{
+	struct papi_ctx *c = ctx;
+	struct papi_job *j = papi_job_find(c, job->id);
+	long long v[PAPI_NEV];
+	double delta[PAPI_NEV] = {0}, elapsed;
+	size_t i, keep;
+	int e, last_rc = PAPI_OK;
+
+	if (j == NULL) {
+		snprintf(why, why_len, "out of memory");
+		return COLLECTOR_TRANSIENT;
+	}
+	papi_track(c, j, job, &last_rc);
+	if (j->n == 0 && last_rc != PAPI_OK && last_rc != PAPI_ESYS) {
+		/* Not one thread could be attached: say why; ESYS is a thread that left meanwhile. */
+		snprintf(why, why_len, "cannot attach PAPI event sets: %s", PAPI_strerror(last_rc));
+		return last_rc == PAPI_EPERM ? COLLECTOR_UNSUPPORTED : COLLECTOR_TRANSIENT;
+	}
+	for (i = 0, keep = 0; i < j->n; i++) {
+		if (PAPI_read(j->th[i].evset, v) == PAPI_OK)
+			for (e = 0; e < c->nev; e++) {
+				if (v[e] >= j->th[i].prev[e])
+					delta[e] += (double)(v[e] - j->th[i].prev[e]);
+				j->th[i].prev[e] = v[e];
+			}
+		if (j->th[i].seen)
+			j->th[keep++] = j->th[i];
+		else
+			papi_thread_stop(&j->th[i]);
+	}
+	j->n = keep;
+	elapsed = j->last_mono > 0 ? out->mono - j->last_mono : 0;
+	j->last_mono = out->mono;
+	if (elapsed <= 0)
+		return COLLECTOR_OK;
+	for (e = 0; e < c->nev; e++)
+		collector_put(out, job->id, delta[e] / elapsed, "%s", papi_wanted[c->slot[e]].sample);
+	if (c->codes[0] != PAPI_NULL && c->codes[1] != PAPI_NULL && delta[0] > 0)
+		collector_put(out, job->id, delta[1] / delta[0], "papi.ipc");
+	return COLLECTOR_OK;
+}
+
+const struct collector collector_papi = {
+	.version = COLLECTOR_VERSION,
+	.name = "papi",
+	.init = papi_init,
+	.sample_node = NULL,
+	.sample_job = papi_sample_job,
+	.job_gone = papi_job_gone,
+	.describe = NULL,
+	.fini = papi_fini,
+};

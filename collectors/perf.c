@@ -1,0 +1,375 @@
+/*
+ * The perf collector: Linux perf_event_open counters on each thread of each
+ * job.  Software events (task-clock, context switches, CPU migrations, page
+ * faults) work wherever the kernel allows perf; hardware events (cycles,
+ * instructions, LLC misses) only where a PMU exists, which most VMs lack.
+ *
+ * Counters are opened per thread, without inherit, as the sampler discovers
+ * threads (a thread's counts start when dlprofd first sees it).  A thread
+ * that exits is read one last time and closed.  When the kernel multiplexes
+ * hardware counters, counts are scaled by time_enabled / time_running and
+ * the job's samples say so (perf.multiplexed, perf.counted_share); a counter
+ * that never ran gives no value rather than a zero.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "log.h"
+#include "perf_reason.h"
+#include "procfs.h"
+
+/* Bounds the descriptors one job may hold: threads beyond it are not counted. */
+#define PERF_MAX_THREADS_PER_JOB 512
+
+enum perf_ev { EV_TASK_CLOCK, EV_CS, EV_MIGRATIONS, EV_FAULTS, EV_CYCLES, EV_INSTRUCTIONS, EV_LLC_MISSES, EV_N };
+#define EV_FIRST_HW EV_CYCLES
+
+static const struct {
+	uint32_t type;
+	uint64_t config;
+} perf_defs[EV_N] = {
+	[EV_TASK_CLOCK] = {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+	[EV_CS] = {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+	[EV_MIGRATIONS] = {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+	[EV_FAULTS] = {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+	[EV_CYCLES] = {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+	[EV_INSTRUCTIONS] = {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+	[EV_LLC_MISSES] = {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+};
+
+struct perf_thread {
+	pid_t tid;
+	int fd[EV_N];            /* -1: not open */
+	double prev[EV_N];       /* scaled count at the previous read */
+	int seen;                /* still listed this tick */
+};
+
+struct perf_job {
+	int64_t id;
+	struct perf_thread *th;
+	size_t n, cap;
+	double last_mono;
+	int warned;              /* logged that its threads cannot be attached */
+	struct perf_job *next;
+};
+
+struct perf_ctx {
+	char proc_root[256];
+	int nev;                 /* EV_FIRST_HW, or EV_N when hardware events work */
+	int exclude_kernel;      /* perf_event_paranoid >= 2 and no privilege */
+	struct perf_job *jobs;
+};
+
+/* What one tick adds up over a job's threads. */
+struct perf_tally {
+	double delta[EV_N];
+	int have[EV_N];
+	double counted_share;    /* lowest time_running / time_enabled seen */
+};
+
+static int
+perf_open(pid_t tid, enum perf_ev ev, int exclude_kernel)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = perf_defs[ev].type;
+	attr.config = perf_defs[ev].config;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr.exclude_kernel = exclude_kernel ? 1 : 0;
+	attr.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void *
+perf_init(const struct collector_env *env, char *why, size_t why_len)
+{
+	struct perf_ctx *c;
+	char buf[64], pmu[512];
+	int paranoid = -1, fd, err, has_pmu;
+
+	if (procfs_readf(buf, sizeof(buf), "%s/sys/kernel/perf_event_paranoid", env->proc_root) >= 0)
+		paranoid = atoi(buf);
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		snprintf(why, why_len, "out of memory");
+		return NULL;
+	}
+	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
+	fd = perf_open(0, EV_TASK_CLOCK, 0);
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		/* paranoid 2 refuses kernel-side counting to the unprivileged: count user space only. */
+		c->exclude_kernel = 1;
+		fd = perf_open(0, EV_TASK_CLOCK, 1);
+	}
+	if (fd < 0) {
+		perf_reason_open(errno, paranoid, why, why_len);
+		free(c);
+		return NULL;
+	}
+	close(fd);
+	c->nev = EV_FIRST_HW;
+	fd = perf_open(0, EV_CYCLES, c->exclude_kernel);
+	err = errno;
+	if (fd >= 0) {
+		close(fd);
+		c->nev = EV_N;
+		why[0] = '\0';
+	} else {
+		snprintf(pmu, sizeof(pmu), "%s/bus/event_source/devices/cpu", env->sys_root);
+		has_pmu = access(pmu, F_OK) == 0;
+		perf_reason_hw(err, has_pmu, why, why_len);
+	}
+	return c;
+}
+
+static void
+perf_thread_close(struct perf_thread *t)
+{
+	int e;
+
+	for (e = 0; e < EV_N; e++)
+		if (t->fd[e] >= 0)
+			close(t->fd[e]);
+}
+
+static void
+perf_job_free(struct perf_job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		perf_thread_close(&j->th[i]);
+	free(j->th);
+	free(j);
+}
+
+static void
+perf_fini(void *ctx)
+{
+	struct perf_ctx *c = ctx;
+	struct perf_job *j, *next;
+
+	for (j = c->jobs; j != NULL; j = next) {
+		next = j->next;
+		perf_job_free(j);
+	}
+	free(c);
+}
+
+static void
+perf_job_gone(void *ctx, int64_t job_id)
+{
+	struct perf_ctx *c = ctx;
+	struct perf_job **pp, *j;
+
+	for (pp = &c->jobs; (j = *pp) != NULL; pp = &j->next) {
+		if (j->id == job_id) {
+			*pp = j->next;
+			perf_job_free(j);
+			return;
+		}
+	}
+}
+
+/* Reads one counter, scaled; adds the difference to the tally. */
+static void
+perf_read_one(struct perf_thread *t, int e, struct perf_tally *tl)
+{
+	uint64_t v[3];  /* value, time_enabled, time_running */
+	double scaled, share;
+
+	if (t->fd[e] < 0 || read(t->fd[e], v, sizeof(v)) != (ssize_t)sizeof(v))
+		return;
+	if (v[1] > 0 && v[2] == 0) {
+		/* Enabled but never scheduled on the PMU: unknown, not zero. */
+		tl->counted_share = 0;
+		return;
+	}
+	scaled = (double)v[0];
+	if (v[2] < v[1]) {
+		share = (double)v[2] / (double)v[1];
+		scaled = (double)v[0] / share;
+		if (share < tl->counted_share)
+			tl->counted_share = share;
+	}
+	if (scaled >= t->prev[e]) {
+		tl->delta[e] += scaled - t->prev[e];
+		tl->have[e] = 1;
+	}
+	t->prev[e] = scaled;
+}
+
+/* Starts counting a thread; -1 with errno when its first counter cannot be opened. */
+static int
+perf_thread_add(struct perf_ctx *c, struct perf_job *j, pid_t tid)
+{
+	struct perf_thread *t, *nt;
+	size_t cap;
+	int e;
+
+	if (j->n == PERF_MAX_THREADS_PER_JOB)
+		return 0;
+	if (j->n == j->cap) {
+		cap = j->cap ? j->cap * 2 : 16;
+		nt = realloc(j->th, cap * sizeof(*nt));
+		if (nt == NULL)
+			return -1;
+		j->th = nt;
+		j->cap = cap;
+	}
+	t = &j->th[j->n];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->seen = 1;
+	for (e = 0; e < EV_N; e++)
+		t->fd[e] = -1;
+	for (e = 0; e < c->nev; e++) {
+		t->fd[e] = perf_open(tid, (enum perf_ev)e, c->exclude_kernel);
+		if (t->fd[e] < 0 && e == 0)
+			return -1;
+	}
+	j->n++;
+	return 0;
+}
+
+static struct perf_thread *
+perf_thread_find(struct perf_job *j, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		if (j->th[i].tid == tid)
+			return &j->th[i];
+	return NULL;
+}
+
+/* Follows the job's threads: marks those still there, opens counters on new ones. */
+static int
+perf_track(struct perf_ctx *c, struct perf_job *j, const struct collector_job *job, int *open_errno)
+{
+	struct perf_thread *t;
+	pid_t *tids;
+	ssize_t n, k;
+	size_t i;
+	char dir[512];
+
+	for (i = 0; i < j->n; i++)
+		j->th[i].seen = 0;
+	for (i = 0; i < job->npids; i++) {
+		snprintf(dir, sizeof(dir), "%s/%d/task", c->proc_root, (int)job->pids[i]);
+		n = procfs_list_ids(dir, &tids);
+		for (k = 0; k < n; k++) {
+			if ((t = perf_thread_find(j, tids[k])) != NULL) {
+				t->seen = 1;
+			} else if (perf_thread_add(c, j, tids[k]) < 0) {
+				if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
+					free(tids);
+					return -1;
+				}
+				if (errno != ESRCH)
+					*open_errno = errno;
+			}
+		}
+		free(tids);
+	}
+	return 0;
+}
+
+static void
+perf_put(const struct perf_ctx *c, int64_t id, const struct perf_tally *tl, double elapsed, struct collector_out *out)
+{
+	if (tl->have[EV_TASK_CLOCK])
+		collector_put(out, id, tl->delta[EV_TASK_CLOCK] / 1e9 / elapsed, "perf.task_clock_cores");
+	if (tl->have[EV_CS])
+		collector_put(out, id, tl->delta[EV_CS] / elapsed, "perf.context_switches_per_s");
+	if (tl->have[EV_MIGRATIONS])
+		collector_put(out, id, tl->delta[EV_MIGRATIONS] / elapsed, "perf.cpu_migrations_per_s");
+	if (tl->have[EV_FAULTS])
+		collector_put(out, id, tl->delta[EV_FAULTS] / elapsed, "perf.page_faults_per_s");
+	if (c->nev < EV_N)
+		return;
+	if (tl->have[EV_CYCLES])
+		collector_put(out, id, tl->delta[EV_CYCLES] / elapsed, "perf.cycles_per_s");
+	if (tl->have[EV_INSTRUCTIONS])
+		collector_put(out, id, tl->delta[EV_INSTRUCTIONS] / elapsed, "perf.instructions_per_s");
+	if (tl->have[EV_CYCLES] && tl->have[EV_INSTRUCTIONS] && tl->delta[EV_CYCLES] > 0)
+		collector_put(out, id, tl->delta[EV_INSTRUCTIONS] / tl->delta[EV_CYCLES], "perf.ipc");
+	if (tl->have[EV_LLC_MISSES])
+		collector_put(out, id, tl->delta[EV_LLC_MISSES] / elapsed, "perf.llc_misses_per_s");
+	collector_put(out, id, tl->counted_share < 1 ? 1 : 0, "perf.multiplexed");
+	collector_put(out, id, tl->counted_share, "perf.counted_share");
+}
+
+static struct perf_job *
+perf_job_find(struct perf_ctx *c, int64_t id)
+{
+	struct perf_job *j;
+
+	for (j = c->jobs; j != NULL; j = j->next)
+		if (j->id == id)
+			return j;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return NULL;
+	j->id = id;
+	j->next = c->jobs;
+	c->jobs = j;
+	return j;
+}
+
+static int
+perf_sample_job(void *ctx, const struct collector_job *job, struct collector_out *out, char *why, size_t why_len)
+{
+	struct perf_ctx *c = ctx;
+	struct perf_job *j = perf_job_find(c, job->id);
+	struct perf_tally tl;
+	size_t i, keep;
+	int e, open_errno = 0;
+
+	if (j == NULL || perf_track(c, j, job, &open_errno) < 0) {
+		snprintf(why, why_len, "cannot open more perf counters: %s", strerror(j ? errno : ENOMEM));
+		return COLLECTOR_TRANSIENT;
+	}
+	if (open_errno != 0 && !j->warned) {
+		log_warnx("%s: job %lld: cannot count its threads: %s", __func__, (long long)job->id,
+			  strerror(open_errno));
+		j->warned = 1;
+	}
+	memset(&tl, 0, sizeof(tl));
+	tl.counted_share = 1;
+	/* Read every thread, including those that just exited (their final counts), then drop the gone. */
+	for (i = 0, keep = 0; i < j->n; i++) {
+		for (e = 0; e < c->nev; e++)
+			perf_read_one(&j->th[i], e, &tl);
+		if (j->th[i].seen)
+			j->th[keep++] = j->th[i];
+		else
+			perf_thread_close(&j->th[i]);
+	}
+	j->n = keep;
+	if (j->last_mono > 0 && out->mono > j->last_mono)
+		perf_put(c, job->id, &tl, out->mono - j->last_mono, out);
+	j->last_mono = out->mono;
+	return COLLECTOR_OK;
+}
+
+const struct collector collector_perf = {
+	.version = COLLECTOR_VERSION,
+	.name = "perf",
+	.init = perf_init,
+	.sample_node = NULL,
+	.sample_job = perf_sample_job,
+	.job_gone = perf_job_gone,
+	.describe = NULL,
+	.fini = perf_fini,
+};

@@ -1,0 +1,16 @@
+/*
+ * Reasons a person can act on when perf_event_open fails, derived from the
+ * errno and the kernel's perf_event_paranoid setting.  Pure functions, so the
+ * unavailable paths are tested without a kernel that refuses.
+ */
+#ifndef DLPROF_PERF_REASON_H
+#define DLPROF_PERF_REASON_H
+
+#include <stddef.h>
+
+/* Why software events cannot be opened at all; paranoid is -1 when unknown. */
+void perf_reason_open(int err, int paranoid, char *buf, size_t len);
+/* Why hardware events cannot be opened; has_pmu: /sys/bus/event_source/devices/cpu exists. */
+void perf_reason_hw(int err, int has_pmu, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,370 @@
+/*
+ * Parsers for /proc text files and helpers that read them under a root
+ * directory.  See procfs.h.  Parsers are strict about what they need and
+ * ignore what they do not, since kernels add fields at the ends of lines.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+int
+procfs_parse_stat(const char *text, struct procfs_stat *out)
+{
+	const char *open, *close;
+	size_t len;
+	int n;
+
+	/* comm may hold spaces and parentheses: it ends at the last ')'. */
+	open = strchr(text, '(');
+	close = strrchr(text, ')');
+	if (open == NULL || close == NULL || close < open)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	len = (size_t)(close - open - 1);
+	if (len >= sizeof(out->comm))
+		len = sizeof(out->comm) - 1;
+	memcpy(out->comm, open + 1, len);
+	out->comm[len] = '\0';
+	/*
+	 * Fields after comm, numbered as in proc(5): 3 state, 4 ppid, 10 minflt,
+	 * 12 majflt, 14 utime, 15 stime, 20 num_threads, 22 starttime, 24 rss,
+	 * 39 processor.
+	 */
+	n = sscanf(close + 1,
+		   " %c %d %*s %*s %*s %*s %*s %llu %*s %llu %*s %llu %llu %*s %*s %*s %*s %ld %*s %llu %*s %lld"
+		   " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %d",
+		   &out->state, &out->ppid, &out->minflt, &out->majflt, &out->utime, &out->stime, &out->num_threads,
+		   &out->starttime, &out->rss_pages, &out->processor);
+	if (n < 9)
+		return -1;
+	if (n < 10)
+		out->processor = -1;
+	return 0;
+}
+
+int
+procfs_parse_cpu(const char *text, struct procfs_cpu *out)
+{
+	const char *p, *bt;
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	if (strncmp(text, "cpu ", 4) != 0)
+		return -1;
+	n = sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &out->user, &out->nice, &out->system,
+		   &out->idle, &out->iowait, &out->irq, &out->softirq, &out->steal);
+	if (n < 4)
+		return -1;
+	for (p = strstr(text, "\ncpu"); p != NULL; p = strstr(p + 1, "\ncpu"))
+		if (isdigit((unsigned char)p[4]))
+			out->ncpu++;
+	out->btime = -1;
+	bt = strstr(text, "\nbtime ");
+	if (bt != NULL)
+		out->btime = strtoll(bt + 7, NULL, 10);
+	return 0;
+}
+
+static long long
+meminfo_kb(const char *text, const char *key)
+{
+	const char *p = text;
+	size_t klen = strlen(key);
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return strtoll(p + klen + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return -1;
+}
+
+int
+procfs_parse_meminfo(const char *text, struct procfs_mem *out)
+{
+	out->total_kb = meminfo_kb(text, "MemTotal");
+	out->free_kb = meminfo_kb(text, "MemFree");
+	out->available_kb = meminfo_kb(text, "MemAvailable");
+	if (out->total_kb < 0 || out->free_kb < 0)
+		return -1;
+	/* Kernels before 3.14 lack MemAvailable; free memory is the honest lower bound. */
+	if (out->available_kb < 0)
+		out->available_kb = out->free_kb;
+	return 0;
+}
+
+int
+procfs_parse_loadavg(const char *text, struct procfs_load *out)
+{
+	if (sscanf(text, "%lf %lf %lf %ld/%ld", &out->load1, &out->load5, &out->load15, &out->running, &out->total) != 5)
+		return -1;
+	return 0;
+}
+
+static const char *
+status_value(const char *text, const char *key)
+{
+	const char *p = text;
+	size_t klen = strlen(key);
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':') {
+			p += klen + 1;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			return p;
+		}
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return NULL;
+}
+
+long long
+procfs_status_int(const char *text, const char *key)
+{
+	const char *v = status_value(text, key);
+
+	if (v == NULL || !isdigit((unsigned char)*v))
+		return -1;
+	return strtoll(v, NULL, 10);
+}
+
+int
+procfs_status_str(const char *text, const char *key, char *buf, size_t len)
+{
+	const char *v = status_value(text, key);
+	size_t n;
+
+	if (v == NULL || len == 0)
+		return -1;
+	n = strcspn(v, "\n");
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+procfs_cpulist_mask(const char *list, unsigned char *mask, int max)
+{
+	const char *p = list;
+	char *end;
+	long a, b, i;
+
+	memset(mask, 0, (size_t)max);
+	while (*p == ' ')
+		p++;
+	if (*p == '\0' || *p == '\n')
+		return 0;
+	for (;;) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		a = strtol(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return -1;
+			b = strtol(end + 1, &end, 10);
+		}
+		if (b < a)
+			return -1;
+		for (i = a; i <= b && i < max; i++)
+			mask[i] = 1;
+		if (*end != ',')
+			break;
+		p = end + 1;
+	}
+	return 0;
+}
+
+int
+procfs_cpulist_count(const char *list)
+{
+	const char *p = list;
+	char *end;
+	long a, b;
+	int count = 0;
+
+	while (*p == ' ')
+		p++;
+	if (*p == '\0' || *p == '\n')
+		return 0;
+	for (;;) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		a = strtol(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return -1;
+			b = strtol(end + 1, &end, 10);
+		}
+		if (b < a)
+			return -1;
+		count += (int)(b - a + 1);
+		if (*end != ',')
+			break;
+		p = end + 1;
+	}
+	if (*end != '\0' && *end != '\n' && *end != ' ')
+		return -1;
+	return count;
+}
+
+int
+procfs_environ_get(const char *env, size_t len, const char *name, char *buf, size_t buflen)
+{
+	size_t nlen = strlen(name), i = 0, vlen;
+	const char *entry, *nul;
+
+	while (i < len) {
+		entry = env + i;
+		nul = memchr(entry, '\0', len - i);
+		vlen = nul != NULL ? (size_t)(nul - entry) : len - i;
+		if (vlen > nlen && strncmp(entry, name, nlen) == 0 && entry[nlen] == '=') {
+			vlen -= nlen + 1;
+			if (buflen == 0)
+				return -1;
+			if (vlen >= buflen)
+				vlen = buflen - 1;
+			memcpy(buf, entry + nlen + 1, vlen);
+			buf[vlen] = '\0';
+			return 0;
+		}
+		i += vlen + 1;
+	}
+	return -1;
+}
+
+ssize_t
+procfs_read(const char *path, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+	int fd, saved;
+
+	if (len == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((size_t)total < len - 1) {
+		n = read(fd, buf + total, len - 1 - (size_t)total);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+ssize_t
+procfs_readf(char *buf, size_t len, const char *fmt, ...)
+{
+	char path[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return procfs_read(path, buf, len);
+}
+
+static int
+cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+ssize_t
+procfs_list_ids(const char *dir, pid_t **out)
+{
+	DIR *d;
+	struct dirent *e;
+	pid_t *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	char *end;
+	long id;
+	int saved;
+
+	*out = NULL;
+	d = opendir(dir);
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		id = strtol(e->d_name, &end, 10);
+		if (*end != '\0' || id <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (nv == NULL)
+				goto fail;
+			v = nv;
+		}
+		v[n++] = (pid_t)id;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_pid);
+	*out = v;
+	return (ssize_t)n;
+fail:
+	saved = errno;
+	closedir(d);
+	free(v);
+	errno = saved;
+	return -1;
+}
+
+long
+procfs_hz(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	return hz > 0 ? hz : 100;
+}
+
+long
+procfs_page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	return ps > 0 ? ps : 4096;
+}

@@ -1,0 +1,87 @@
+/*
+ * The table of collectors built into this binary, and the out-buffer they
+ * append to.  Optional collectors appear in the table only when configure
+ * found their library; the others are listed as known so that
+ * /api/v1/node can say why they are missing.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+
+const struct collector *const collector_registry[] = {
+	&collector_proc,
+	&collector_perf,
+#ifdef HAVE_PAPI
+	&collector_papi,
+#endif
+#ifdef HAVE_LIKWID
+	&collector_likwid,
+#endif
+	&collector_nvml,
+	NULL,
+};
+
+const char *const collector_known[] = {"proc", "perf", "papi", "likwid", "nvml", NULL};
+
+const char *
+collector_missing_reason(const char *name)
+{
+	if (strcmp(name, "papi") == 0)
+		return "dlprofd was built without PAPI: install libpapi-dev and configure --with-papi";
+	if (strcmp(name, "likwid") == 0)
+		return "dlprofd was built without likwid: install likwid and configure --with-likwid";
+	return "not built into this binary";
+}
+
+void
+collector_out_reset(struct collector_out *out, double t, double mono)
+{
+	out->n = 0;
+	out->t = t;
+	out->mono = mono;
+	out->failed = 0;
+}
+
+void
+collector_out_free(struct collector_out *out)
+{
+	free(out->v);
+	out->v = NULL;
+	out->n = out->cap = 0;
+}
+
+void
+collector_put(struct collector_out *out, int64_t job_id, double value, const char *name_fmt, ...)
+{
+	struct collector_value *nv, *v;
+	size_t cap;
+	va_list ap;
+	int len;
+
+	if (out->n == out->cap) {
+		cap = out->cap ? out->cap * 2 : 256;
+		nv = realloc(out->v, cap * sizeof(*nv));
+		if (nv == NULL) {
+			out->failed = 1;
+			return;
+		}
+		out->v = nv;
+		out->cap = cap;
+	}
+	v = &out->v[out->n];
+	va_start(ap, name_fmt);
+	len = vsnprintf(v->name, sizeof(v->name), name_fmt, ap);
+	va_end(ap);
+	/* A name that does not fit is a programming error; drop it rather than truncate. */
+	if (len <= 0 || (size_t)len >= sizeof(v->name))
+		return;
+	v->job_id = job_id;
+	v->t = out->t;
+	v->value = value;
+	out->n++;
+}

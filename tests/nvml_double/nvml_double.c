@@ -1,0 +1,247 @@
+/*
+ * A test double of libnvidia-ml: the NVML calls the nvml collector uses,
+ * answering fixed, documented values for two GPUs (GPU 1 with MIG on and two
+ * instances), so the collector's code path runs on machines without a GPU.
+ * It measures nothing.  Environment knobs read at nvmlInit:
+ *   NVML_DOUBLE_PID    a pid shown as a compute process on GPU 0
+ *                      (1 GiB, 30 % SM)
+ *   NVML_DOUBLE_FAIL   "init": nvmlInit fails as with no driver loaded;
+ *                      "count": no GPU found
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#define NVML_SUCCESS 0
+#define NVML_ERROR_INVALID_ARGUMENT 2
+#define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_ERROR_NOT_FOUND 6
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_DRIVER_NOT_LOADED 9
+#define NVML_ERROR_UNINITIALIZED 1
+
+struct dev {
+	int index;
+	int mig;               /* -1: a full GPU; otherwise the MIG instance */
+	const struct dev *parent;
+};
+
+typedef struct {
+	unsigned int gpu, memory;
+} util_t;
+typedef struct {
+	unsigned long long total, free, used;
+} mem_t;
+typedef struct {
+	unsigned int pid;
+	unsigned long long used;
+	unsigned int gi, ci;
+} proc_t;
+typedef struct {
+	unsigned int pid;
+	unsigned long long ts;
+	unsigned int sm, mem, enc, dec;
+} psample_t;
+
+static const struct dev gpus[2] = {{0, -1, NULL}, {1, -1, NULL}};
+static const struct dev migs[2] = {{1, 0, &gpus[1]}, {1, 1, &gpus[1]}};
+static int initialised;
+static unsigned int proc_pid;
+
+/* Exported API: prototypes here keep -Wmissing-prototypes quiet for a plain .so. */
+int nvmlInit_v2(void);
+int nvmlShutdown(void);
+const char *nvmlErrorString(int rc);
+int nvmlDeviceGetCount_v2(unsigned int *n);
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, const struct dev **d);
+int nvmlDeviceGetUtilizationRates(const struct dev *d, util_t *u);
+int nvmlDeviceGetMemoryInfo(const struct dev *d, mem_t *m);
+int nvmlDeviceGetName(const struct dev *d, char *buf, unsigned int len);
+int nvmlDeviceGetUUID(const struct dev *d, char *buf, unsigned int len);
+int nvmlDeviceGetPowerUsage(const struct dev *d, unsigned int *mw);
+int nvmlDeviceGetTemperature(const struct dev *d, int sensor, unsigned int *c);
+int nvmlDeviceGetClockInfo(const struct dev *d, int type, unsigned int *mhz);
+int nvmlDeviceGetComputeRunningProcesses_v3(const struct dev *d, unsigned int *n, proc_t *p);
+int nvmlDeviceGetProcessUtilization(const struct dev *d, psample_t *s, unsigned int *n, unsigned long long last);
+int nvmlDeviceGetMigMode(const struct dev *d, unsigned int *cur, unsigned int *pending);
+int nvmlDeviceGetMaxMigDeviceCount(const struct dev *d, unsigned int *n);
+int nvmlDeviceGetMigDeviceHandleByIndex(const struct dev *d, unsigned int i, const struct dev **mig);
+
+static int
+fail_mode(const char *what)
+{
+	const char *f = getenv("NVML_DOUBLE_FAIL");
+
+	return f != NULL && strcmp(f, what) == 0;
+}
+
+int
+nvmlInit_v2(void)
+{
+	const char *pid = getenv("NVML_DOUBLE_PID");
+
+	if (fail_mode("init"))
+		return NVML_ERROR_DRIVER_NOT_LOADED;
+	proc_pid = pid != NULL ? (unsigned int)strtoul(pid, NULL, 10) : 0;
+	initialised = 1;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlShutdown(void)
+{
+	initialised = 0;
+	return NVML_SUCCESS;
+}
+
+const char *
+nvmlErrorString(int rc)
+{
+	switch (rc) {
+	case NVML_SUCCESS:
+		return "Success";
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+		return "Driver Not Loaded";
+	case NVML_ERROR_NOT_FOUND:
+		return "Not Found";
+	case NVML_ERROR_UNINITIALIZED:
+		return "Uninitialized";
+	default:
+		return "Unknown Error";
+	}
+}
+
+int
+nvmlDeviceGetCount_v2(unsigned int *n)
+{
+	if (!initialised)
+		return NVML_ERROR_UNINITIALIZED;
+	*n = fail_mode("count") ? 0 : 2;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetHandleByIndex_v2(unsigned int i, const struct dev **d)
+{
+	if (i >= 2)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*d = &gpus[i];
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetUtilizationRates(const struct dev *d, util_t *u)
+{
+	u->gpu = d->index == 0 ? 42 : 7;
+	u->memory = d->index == 0 ? 17 : 3;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetMemoryInfo(const struct dev *d, mem_t *m)
+{
+	if (d->mig >= 0) {
+		m->total = 10ULL << 30;
+		m->used = (unsigned long long)(d->mig + 1) << 30;
+	} else {
+		m->total = 16ULL << 30;
+		m->used = d->index == 0 ? 4ULL << 30 : 2ULL << 30;
+	}
+	m->free = m->total - m->used;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetName(const struct dev *d, char *buf, unsigned int len)
+{
+	strncpy(buf, "NVML Double GPU", len);
+	buf[len - 1] = '\0';
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetUUID(const struct dev *d, char *buf, unsigned int len)
+{
+	strncpy(buf, d->index == 0 ? "GPU-double-0" : "GPU-double-1", len);
+	buf[len - 1] = '\0';
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetPowerUsage(const struct dev *d, unsigned int *mw)
+{
+	*mw = d->index == 0 ? 123456 : 60000;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetTemperature(const struct dev *d, int sensor, unsigned int *c)
+{
+	*c = d->index == 0 ? 55 : 40;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetClockInfo(const struct dev *d, int type, unsigned int *mhz)
+{
+	*mhz = 1410;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetComputeRunningProcesses_v3(const struct dev *d, unsigned int *n, proc_t *p)
+{
+	unsigned int want = d->index == 0 && proc_pid != 0 ? 1 : 0;
+
+	if (*n < want) {
+		*n = want;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	*n = want;
+	if (want) {
+		memset(p, 0, sizeof(*p));
+		p->pid = proc_pid;
+		p->used = 1ULL << 30;
+	}
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetProcessUtilization(const struct dev *d, psample_t *s, unsigned int *n, unsigned long long last)
+{
+	if (d->index != 0 || proc_pid == 0)
+		return NVML_ERROR_NOT_FOUND;
+	if (*n < 1) {
+		*n = 1;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	*n = 1;
+	memset(s, 0, sizeof(*s));
+	s->pid = proc_pid;
+	s->ts = last + 1000000;
+	s->sm = 30;
+	s->mem = 10;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetMigMode(const struct dev *d, unsigned int *cur, unsigned int *pending)
+{
+	*cur = *pending = d->index == 1 ? 1 : 0;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetMaxMigDeviceCount(const struct dev *d, unsigned int *n)
+{
+	*n = d->index == 1 ? 7 : 0;
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetMigDeviceHandleByIndex(const struct dev *d, unsigned int i, const struct dev **mig)
+{
+	if (d->index != 1 || i >= 2)
+		return NVML_ERROR_NOT_FOUND;
+	*mig = &migs[i];
+	return NVML_SUCCESS;
+}
