@@ -1,0 +1,173 @@
+"""Applying a config to the running process, and saying what it ran with.
+
+The daemon assigns a config (knob -> value, with per-phase overrides); this
+module turns it into process settings and reports back the config actually
+in force, observed where it can be observed:
+
+- intra_threads: torch.set_num_threads, at start and whenever the session
+  asks (the session only asks at step and phase boundaries); also
+  OMP_NUM_THREADS/MKL_NUM_THREADS for processes started later.
+- interop_threads: torch.set_num_interop_threads, once: PyTorch refuses a
+  second call and any call after inter-op work started (RuntimeError).
+- dataloader_workers: DLPROF_DATALOADER_WORKERS for the script to read.
+- affinity: OMP_PROC_BIND/OMP_PLACES, which OpenMP reads when it starts, so
+  only when torch is not loaded yet; otherwise the environment says what
+  the process runs with.
+- allocator, gpus: fixed before the process started (LD_PRELOAD,
+  CUDA_VISIBLE_DEVICES); observed, never changed.
+
+torch is never imported here: a job that has not imported it does not get
+the cost of loading it, and a job without torch works unchanged.  It is
+looked up in sys.modules at each use, so importing it after the session
+started is fine.  All methods run in the job's own thread.
+"""
+
+import logging
+import os
+import sys
+
+log = logging.getLogger("dlprof")
+
+_AFFINITY_BIND = {"close": "close", "spread": "spread"}
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _positive_int(value):
+    """value as an int >= 1, or None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 1:
+        return value
+    if isinstance(value, float) and value.is_integer() and value >= 1:
+        return int(value)
+    return None
+
+
+def _env_int(name):
+    try:
+        value = int(os.environ.get(name, ""))
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
+def threads_for(config, phases):
+    """The intra-op thread count config asks for inside the phase stack, or None."""
+    overrides = config.get("phases")
+    if isinstance(overrides, dict):
+        for name in reversed(phases):
+            override = overrides.get(name)
+            if isinstance(override, dict):
+                n = _positive_int(override.get("intra_threads"))
+                if n is not None:
+                    return n
+    return _positive_int(config.get("intra_threads"))
+
+
+class Applier:
+    """Process settings from configs; the job's thread only."""
+
+    def __init__(self):
+        self._interop_tried = False
+        self._torch_at_start = _torch() is not None
+        self._start_threads = None       # OMP_NUM_THREADS when torch is absent
+        self._affinity = None            # what OpenMP started with, once known
+
+    # ---- at start ----
+
+    def start(self, config):
+        """Applies everything a config sets at process start."""
+        n = _positive_int(config.get("intra_threads"))
+        if n is not None and not self._torch_at_start:
+            # Read by OpenMP and BLAS when torch (or numpy) loads later.
+            os.environ["OMP_NUM_THREADS"] = str(n)
+            os.environ["MKL_NUM_THREADS"] = str(n)
+        self._start_threads = _env_int("OMP_NUM_THREADS")
+        workers = config.get("dataloader_workers")
+        if isinstance(workers, int) and not isinstance(workers, bool) and workers >= 0:
+            os.environ["DLPROF_DATALOADER_WORKERS"] = str(workers)
+        affinity = config.get("affinity")
+        if (affinity in _AFFINITY_BIND and not self._torch_at_start
+                and "OMP_PROC_BIND" not in os.environ):
+            os.environ["OMP_PROC_BIND"] = _AFFINITY_BIND[affinity]
+            os.environ["OMP_PLACES"] = "cores"
+        self._affinity = self._observed_affinity()
+        self.set_threads(n)
+        self.try_interop(config)
+
+    def try_interop(self, config):
+        """Sets the inter-op threads the first time torch is there to take it."""
+        if self._interop_tried:
+            return
+        torch = _torch()
+        n = _positive_int(config.get("interop_threads"))
+        if n is None or torch is None:
+            return
+        self._interop_tried = True
+        if torch.get_num_interop_threads() == n:
+            return
+        try:
+            torch.set_num_interop_threads(n)
+        except RuntimeError as exc:
+            log.warning("dlprof: cannot set inter-op threads to %d now (%s); "
+                        "open the session before any parallel torch work", n, exc)
+
+    # ---- at boundaries ----
+
+    def set_threads(self, n):
+        """torch.set_num_threads(n) unless it already runs n (or n is None)."""
+        torch = _torch()
+        if n is None or torch is None:
+            return
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
+
+    @staticmethod
+    def torch_threads():
+        """torch's intra-op thread count, or None without torch."""
+        torch = _torch()
+        return torch.get_num_threads() if torch is not None else None
+
+    def current_threads(self):
+        """The intra-op threads in force: torch's, else OMP_NUM_THREADS at start."""
+        n = self.torch_threads()
+        return self._start_threads if n is None else n
+
+    # ---- what it ran with ----
+
+    def ran_with(self, config, threads, phase_threads):
+        """
+        The config in force: the assigned one, with every knob this process
+        can observe replaced by what it observes.  threads is the intra-op
+        count outside phases; phase_threads maps each phase with an override
+        to the count it ran with.
+        """
+        out = {k: v for k, v in config.items() if k != "phases"}
+        torch = _torch()
+        if threads is not None:
+            out["intra_threads"] = threads
+        if torch is not None:
+            out["interop_threads"] = torch.get_num_interop_threads()
+        if self._affinity is not None:
+            out["affinity"] = self._affinity
+        out["allocator"] = "jemalloc" if "jemalloc" in os.environ.get("LD_PRELOAD", "") else "default"
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if visible is not None:
+            out["gpus"] = len([d for d in visible.split(",") if d.strip() not in ("", "-1")])
+        if phase_threads:
+            out["phases"] = {name: {"intra_threads": n} for name, n in phase_threads.items()}
+        return out
+
+    @staticmethod
+    def _observed_affinity():
+        bind = os.environ.get("OMP_PROC_BIND", "").strip().lower()
+        if not bind or bind == "false":
+            return "none"
+        first = bind.split(",")[0]
+        if first in ("close", "spread"):
+            return first
+        # true/master/primary bind threads near the primary one.
+        return "close"

@@ -1,0 +1,237 @@
+"""The reporter: the one thread that talks to the daemon after start.
+
+About once a second it registers the job if that has not worked yet, sends
+the buffered samples grouped by the config they ran under, and hands each
+config the daemon answers to the session, which applies it at the job's next
+step boundary.  It never raises into the job: a daemon that is away or
+answers errors costs one warning per outage and the samples of that time
+(kept while the buffer bound allows, re-sent when the daemon is back).
+
+Before the thread starts, the job's thread may call register() and
+fetch_config() itself (so the job starts with its assigned config); the
+Transport passes to the reporter thread at start().
+"""
+
+import logging
+import os
+import threading
+import time
+
+from ._buffer import batches
+from ._transport import ApiError, Unreachable
+
+log = logging.getLogger("dlprof")
+
+MAX_BACKOFF_S = 8.0
+# Samples older than this are not sent: the daemon refuses stale timestamps
+# and refuses a whole batch for one bad sample.
+MAX_SAMPLE_AGE_S = 600.0
+# Samples per request; the daemon's default limit is 10000.
+MAX_BATCH = 2000
+
+
+class Health:
+    """Warns once per outage and once per kind of refusal; notes recovery."""
+
+    def __init__(self, endpoint):
+        self.endpoint = endpoint
+        self.down = False
+        self._refusals = set()
+
+    def failed(self, why):
+        if not self.down:
+            self.down = True
+            log.warning("dlprof: dlprofd at %s is not answering (%s); the job runs on "
+                        "untouched and reporting resumes when it answers", self.endpoint, why)
+
+    def ok(self):
+        if self.down:
+            self.down = False
+            log.info("dlprof: dlprofd at %s answers again; reporting resumed", self.endpoint)
+
+    def refused(self, what, exc):
+        key = (what, exc.status, exc.error)
+        if key not in self._refusals:
+            self._refusals.add(key)
+            log.warning("dlprof: dlprofd refused %s: %s", what, exc)
+
+
+class Reporter:
+    """See the module comment.  on_config(config) runs in the calling thread."""
+
+    def __init__(self, transport, buffer, on_config, registration=None, job_id=None,
+                 end_job=True, interval=1.0):
+        self.transport = transport
+        self.buffer = buffer
+        self.on_config = on_config
+        self.registration = registration      # body of POST /api/v1/jobs, or None
+        self.job_id = job_id                   # written by this thread only
+        self.end_job = end_job
+        self.disabled = False                  # nothing will ever be accepted
+        self.health = Health(transport.endpoint)
+        self.max_batch = MAX_BATCH
+        self.interval = interval
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread = None
+        self._exit_status = 0
+        self._cycles = threading.Condition()  # guards the two counters below
+        self._asked = 0                        # flush() requests made
+        self._served = 0                       # requests a finished cycle covered
+
+    # ---- job's thread, before start() ----
+
+    def register(self):
+        """Registers the job; True when it has an id."""
+        try:
+            _, doc = self.transport.request("POST", "/api/v1/jobs", self.registration)
+        except Unreachable as exc:
+            self.health.failed(exc)
+            return False
+        except ApiError as exc:
+            if exc.status >= 500 or exc.status == 429:
+                self.health.failed(exc)
+                return False
+            # The daemon will refuse this registration every time.
+            self.health.refused("the job's registration", exc)
+            self.disabled = True
+            return False
+        self.health.ok()
+        if not isinstance(doc, dict) or not isinstance(doc.get("id"), int):
+            self.health.failed("registration answer without an id")
+            return False
+        self.job_id = doc["id"]
+        self._take_config(doc)
+        return True
+
+    def fetch_config(self):
+        """The current config of a job registered by someone else (DLPROF_JOB)."""
+        try:
+            _, doc = self.transport.request("GET", "/api/v1/jobs/%d" % self.job_id)
+        except Unreachable as exc:
+            self.health.failed(exc)
+            return
+        except ApiError as exc:
+            if exc.status == 404:
+                self.health.refused("job %d from DLPROF_JOB" % self.job_id, exc)
+                self.disabled = True
+            else:
+                self.health.failed(exc)
+            return
+        self.health.ok()
+        self._take_config(doc)
+
+    def _take_config(self, doc):
+        if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
+            self.on_config(doc["config"])
+
+    # ---- the thread ----
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, name="dlprof-reporter", daemon=True)
+        self._thread.start()
+
+    def close(self, exit_status, timeout):
+        """Final flush and end, waiting at most timeout seconds for them."""
+        self._exit_status = exit_status
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.warning("dlprof: gave up waiting %.0f s for the final report", timeout)
+
+    def flush(self, timeout):
+        """The job's thread: waits until a cycle that started after this call ended."""
+        with self._cycles:
+            self._asked += 1
+            ticket = self._asked
+        self._wake.set()
+        with self._cycles:
+            self._cycles.wait_for(lambda: self._served >= ticket, timeout)
+
+    def _run(self):
+        delay = self.interval
+        while not self._stop.is_set():
+            self._wake.wait(delay)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            with self._cycles:
+                ticket = self._asked
+            ok = self.cycle()
+            with self._cycles:
+                self._served = ticket
+                self._cycles.notify_all()
+            if ok:
+                delay = self.interval
+            else:
+                delay = min(max(2 * delay, self.interval), MAX_BACKOFF_S)
+        try:
+            if self.cycle():
+                self._end()
+        finally:
+            self.transport.close()
+
+    def cycle(self):
+        """Registers if needed and sends what is buffered; False on failure."""
+        if self.disabled:
+            self.buffer.take()
+            return True
+        if self.job_id is None and not self.register():
+            return self.disabled
+        items = self._fresh(self.buffer.take())
+        sent = 0
+        for config, run in batches(items, self.max_batch):
+            body = {"samples": [s for _, s in run], "config": config}
+            try:
+                _, doc = self.transport.request("POST", "/api/v1/jobs/%d/metrics" % self.job_id, body)
+            except Unreachable as exc:
+                self.buffer.give_back(items[sent:])
+                self.health.failed(exc)
+                return False
+            except ApiError as exc:
+                if not self._refused(exc, len(run)):
+                    self.buffer.give_back(items[sent:])
+                    return False
+            else:
+                self.health.ok()
+                self._take_config(doc)
+            sent += len(run)
+        return True
+
+    def _refused(self, exc, n):
+        """Handles an error answer to a batch: True to drop it and go on."""
+        if exc.status >= 500 or exc.status == 429:
+            self.health.failed(exc)
+            return False
+        if exc.status == 413 and self.max_batch > 1:
+            self.max_batch = max(1, min(self.max_batch, n) // 2)
+            return False
+        if exc.status == 404 and self.registration is not None:
+            # The daemon lost the job (a fresh database): register anew.
+            self.health.refused("the metrics of job %d" % self.job_id, exc)
+            self.job_id = None
+            return False
+        self.health.refused("a batch of %d samples" % n, exc)
+        return True
+
+    def _fresh(self, items):
+        cutoff = time.time() - MAX_SAMPLE_AGE_S
+        return [p for p in items if p[1]["t"] >= cutoff]
+
+    def _end(self):
+        if self.job_id is None or not self.end_job or self.disabled:
+            return
+        try:
+            self.transport.request("POST", "/api/v1/jobs/%d/end" % self.job_id,
+                                   {"exit_status": self._exit_status})
+        except Unreachable as exc:
+            self.health.failed(exc)
+        except ApiError as exc:
+            self.health.refused("the end of job %d" % self.job_id, exc)
+
+
+def slurm_external_id():
+    job = os.environ.get("SLURM_JOB_ID")
+    return "slurm:" + job if job else None
