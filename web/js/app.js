@@ -1,0 +1,157 @@
+/*
+ * The dashboard's shell: hash routes (#/node, #/jobs, #/jobs/ID,
+ * #/workloads, #/workloads/NAME) so every page works from the one
+ * index.html the daemon serves, and the live loop: the current page is
+ * refreshed every few seconds while the tab is visible and not at all while
+ * it is hidden.  A page module exports mount(el, args, query) returning
+ * {refresh(signal), every, destroy?, retheme?}.
+ */
+import { api } from './api.js';
+import { h, replace } from './dom.js';
+import * as nodePage from './pages/node.js';
+import * as jobsPage from './pages/jobs.js';
+import * as jobPage from './pages/job.js';
+import * as workloadsPage from './pages/workloads.js';
+import * as workloadPage from './pages/workload.js';
+
+const ROUTES = [
+	{ re: /^node$/, page: nodePage, tab: 'node' },
+	{ re: /^jobs$/, page: jobsPage, tab: 'jobs' },
+	{ re: /^jobs\/([^/]+)$/, page: jobPage, tab: 'jobs' },
+	{ re: /^workloads$/, page: workloadsPage, tab: 'workloads' },
+	{ re: /^workloads\/([^/]+)$/, page: workloadPage, tab: 'workloads' },
+];
+
+const main = document.getElementById('main');
+const live = document.getElementById('live');
+
+const state = {
+	view: null,      /* the mounted page */
+	timer: 0,        /* the next refresh */
+	ctrl: null,      /* aborts the refresh in flight */
+	seq: 0,          /* route generation: late answers of an old page are dropped */
+};
+
+function parseHash() {
+	const raw = location.hash.replace(/^#\/?/, '');
+	const [path, qs] = raw.split('?');
+	return { path: path || 'node', query: new URLSearchParams(qs || '') };
+}
+
+function setLive(text, cls) {
+	live.textContent = text;
+	live.className = 'live ' + (cls || '');
+	document.documentElement.dataset.polling = cls === 'on' || cls === 'error' ? 'on' : 'off';
+}
+
+function stop() {
+	clearTimeout(state.timer);
+	state.timer = 0;
+	if (state.ctrl)
+		state.ctrl.abort();
+	state.ctrl = null;
+}
+
+async function tick(seq) {
+	if (seq !== state.seq || !state.view)
+		return;
+	stop();
+	if (document.visibilityState === 'hidden') {
+		setLive('paused', 'off');
+		return;
+	}
+	const ctrl = new AbortController();
+	state.ctrl = ctrl;
+	try {
+		await state.view.refresh(ctrl.signal);
+		if (seq !== state.seq)
+			return;
+		setLive('live', 'on');
+		main.dataset.loaded = 'true';
+		const box = main.querySelector(':scope > .refresh-error');
+		if (box)
+			box.remove();
+	} catch (e) {
+		if (e.name === 'AbortError' || seq !== state.seq)
+			return;
+		setLive('daemon not answering', 'error');
+		showError(e);
+	} finally {
+		if (state.ctrl === ctrl)
+			state.ctrl = null;
+	}
+	if (seq === state.seq && document.visibilityState !== 'hidden' && state.view.every)
+		state.timer = setTimeout(() => tick(seq), state.view.every * 1000);
+}
+
+/* A failed refresh shows its reason above the page, and clears it when it works again. */
+function showError(e) {
+	let box = main.querySelector(':scope > .refresh-error');
+	if (!box) {
+		box = h('p', { class: 'card error refresh-error', role: 'alert' });
+		main.prepend(box);
+	}
+	box.textContent = `Could not load: ${e.message}`;
+}
+
+function route() {
+	stop();
+	state.seq++;
+	if (state.view && state.view.destroy)
+		state.view.destroy();
+	state.view = null;
+	delete main.dataset.loaded;
+	const { path, query } = parseHash();
+	let m = null;
+	const r = ROUTES.find((x) => (m = x.re.exec(path)));
+	for (const a of document.querySelectorAll('.tabs a'))
+		a.classList.toggle('active', !!r && a.dataset.page === r.tab);
+	replace(main);
+	if (!r) {
+		replace(main, h('div', { class: 'empty' }, 'No such page. ', h('a', { href: '#/node' }, 'Go to the node.')));
+		return;
+	}
+	let args;
+	try {
+		args = m.slice(1).map(decodeURIComponent);
+	} catch {
+		args = m.slice(1);
+	}
+	state.view = r.page.mount(main, args, query);
+	document.title = 'dlprofd · ' + (state.view.title || r.tab);
+	window.scrollTo(0, 0);
+	tick(state.seq);
+}
+
+async function header() {
+	try {
+		const n = await api('node');
+		const host = document.getElementById('host');
+		host.textContent = [n.hostname, n.hw_class].filter(Boolean).join(' · ');
+		if (n.hostname)
+			document.title = document.title + ' · ' + n.hostname;
+	} catch {
+		/* the page itself reports an unreachable daemon */
+	}
+}
+
+document.addEventListener('visibilitychange', () => {
+	if (document.visibilityState === 'hidden') {
+		stop();
+		setLive('paused', 'off');
+	} else {
+		tick(state.seq);
+	}
+});
+
+/* Charts read their colours at creation: redraw them when the scheme flips. */
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+	if (state.view && state.view.retheme)
+		state.view.retheme();
+});
+
+window.addEventListener('hashchange', route);
+if (!location.hash)
+	history.replaceState(null, '', '#/node');
+route();
+header();

@@ -1,0 +1,356 @@
+/*
+ * Charts on top of the vendored uPlot (global `uPlot`, loaded before the
+ * modules): time-series charts that follow the page theme and the width of
+ * their card, a config timeline drawn over a throughput chart, and the
+ * learned-surface chart of a workload with error bars and best/default
+ * marks.  Labels drawn on canvases are text, never markup.
+ */
+import { h, replace } from './dom.js';
+import * as fmt from './format.js';
+
+export function theme() {
+	const cs = getComputedStyle(document.documentElement);
+	const v = (n) => cs.getPropertyValue(n).trim();
+	return {
+		fg: v('--fg'), muted: v('--muted'), grid: v('--grid'), card: v('--card'), bg: v('--bg'),
+		palette: [0, 1, 2, 3, 4, 5, 6, 7].map((i) => v('--c' + i)),
+	};
+}
+
+/* The colour with alpha, for bands: works for #rrggbb. */
+export function alpha(color, a) {
+	const m = /^#([0-9a-f]{6})$/i.exec(color);
+	if (!m)
+		return color;
+	const n = parseInt(m[1], 16);
+	return `rgba(${n >> 16}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
+}
+
+/* Time ticks in 24-hour local time, with seconds or the date when the span needs them. */
+function timeTicks(u, splits, ai, space, incr) {
+	const span = u.scales.x.max - u.scales.x.min;
+	const p = (n) => String(n).padStart(2, '0');
+	return splits.map((t) => {
+		const d = new Date(t * 1000);
+		const hm = `${p(d.getHours())}:${p(d.getMinutes())}`;
+		if (span > 2 * 86400)
+			return `${p(d.getMonth() + 1)}-${p(d.getDate())} ${hm}`;
+		return incr % 60 ? `${hm}:${p(d.getSeconds())}` : hm;
+	});
+}
+
+/* The y axis as wide as its longest tick label (uPlot's own recipe). */
+function axisSize(u, values, ai, cycle) {
+	const axis = u.axes[ai];
+	if (cycle > 1)
+		return axis._size;
+	let size = axis.ticks.size + axis.gap;
+	const longest = (values || []).reduce((a, v) => (String(v).length > a.length ? String(v) : a), '');
+	if (longest) {
+		u.ctx.font = axis.font[0];
+		size += u.ctx.measureText(longest).width / uPlot.pxRatio;
+	}
+	return Math.ceil(size) + 4;
+}
+
+function axes(th, spec, yFmt) {
+	const common = { stroke: th.muted, grid: { stroke: th.grid, width: 1 }, ticks: { stroke: th.grid, width: 1 } };
+	const labels = spec.labels || {};
+	return [
+		spec.xTime !== false ? { ...common, space: 70, values: timeTicks }
+			: { ...common, label: labels.x, labelSize: 20, splits: spec.xSplits, values: (u, vals) => vals.map((x) => fmt.num(x)) },
+		{ ...common, size: (u, v, ai, cycle) => Math.max(spec.yAxisMin || 0, axisSize(u, v, ai, cycle)), values: (u, vals) => vals.map((x) => yFmt(x)),
+			label: labels.y, labelSize: labels.y ? 20 : 0 },
+	];
+}
+
+/*
+ * A chart in el that sizes itself to el's width.  spec: {series: [{label,
+ * fmt?}], height?, plugins?, xTime (default true), yFmt?, yMin?, labels?}.
+ * set(data) takes uPlot's columnar data; an all-empty set shows `emptyText`.
+ */
+export class Chart {
+	constructor(el, spec) {
+		this.el = el;
+		this.spec = spec;
+		this.u = null;
+		this.ro = null;
+		this.data = null;
+	}
+
+	options(width) {
+		const th = theme();
+		const s = this.spec;
+		const yFmt = s.yFmt || ((v) => fmt.num(v));
+		return {
+			width,
+			height: s.height || 220,
+			padding: s.padding || [12, 12, 0, 0],
+			scales: {
+				x: { time: s.xTime !== false, range: (u, mn, mx) => xRange(s, mn, mx), ...(s.xLog ? { distr: 3, log: 2 } : {}) },
+				y: { range: (u, mn, mx) => yRange(mn, mx, s.yMin) },
+			},
+			axes: axes(th, s, yFmt),
+			legend: { show: s.legend !== false, live: true },
+			cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+			series: [
+				{ value: s.xTime === false ? (u, v) => fmt.num(v) : (u, v) => (v == null ? '–' : fmt.time(v)) },
+				...s.series.map((ser, i) => ({
+					label: ser.label,
+					stroke: ser.color || th.palette[i % th.palette.length],
+					width: 1.5,
+					spanGaps: true,
+					points: ser.points || { show: (u, si, i0, i1) => i1 - i0 < 60, size: 4 },
+					value: (u, v) => (v == null ? '–' : (ser.fmt || yFmt)(v)),
+					...(ser.extra || {}),
+				})),
+			],
+			plugins: s.plugins || [],
+		};
+	}
+
+	set(data) {
+		this.data = data;
+		const has = data.length > 1 && data[0].length > 0 && data.slice(1).some((ys) => ys.some((y) => y != null));
+		if (!has) {
+			this.destroy();
+			replace(this.el, h('p', { class: 'chart-note', 'data-testid': 'no-data' }, this.spec.emptyText || 'No samples yet.'));
+			this.el.dataset.points = '0';
+			return;
+		}
+		this.el.dataset.points = String(data.slice(1).reduce((n, ys) => n + ys.filter((y) => y != null).length, 0));
+		if (this.u) {
+			this.u.setData(data, true);
+			return;
+		}
+		replace(this.el);
+		this.u = new uPlot(this.options(Math.max(200, this.el.clientWidth)), data, this.el);
+		this.ro = new ResizeObserver(() => {
+			const w = Math.max(200, this.el.clientWidth);
+			if (this.u && Math.abs(w - this.u.width) > 1)
+				this.u.setSize({ width: w, height: this.u.height });
+		});
+		this.ro.observe(this.el);
+	}
+
+	/* Redraws without new data (the theme changed, or a plugin's state did). */
+	redraw(rebuild) {
+		if (rebuild && this.u && this.data) {
+			const d = this.data;
+			this.destroy();
+			this.set(d);
+		} else if (this.u) {
+			this.u.redraw(false, false);
+		}
+	}
+
+	destroy() {
+		if (this.ro)
+			this.ro.disconnect();
+		if (this.u)
+			this.u.destroy();
+		this.ro = null;
+		this.u = null;
+	}
+}
+
+function xRange(spec, mn, mx) {
+	if (spec.xRange)
+		return spec.xRange();
+	if (mn == null || mx == null)
+		return [0, 1];
+	if (spec.xLog)
+		return [mn / 1.25, mx * 1.25];
+	const pad = mn === mx ? 1 : (mx - mn) * 0.04;
+	return [mn - pad, mx + pad];
+}
+
+function yRange(mn, mx, yMin) {
+	if (mn == null || mx == null)
+		return [0, 1];
+	let lo = yMin !== undefined ? Math.min(yMin, mn) : mn;
+	let hi = mx;
+	if (hi === lo) {
+		hi = hi === 0 ? 1 : hi + Math.abs(hi) * 0.1;
+		lo = yMin !== undefined ? lo : lo - Math.abs(lo) * 0.1;
+	}
+	return [lo, hi + (hi - lo) * 0.08];
+}
+
+/* Columns for uPlot from several {xs, ys} series with their own times. */
+export function joinSeries(list) {
+	const tables = list.map((s) => [s.xs, s.ys]);
+	if (!tables.length)
+		return [[]];
+	if (tables.length === 1)
+		return [tables[0][0], tables[0][1]];
+	return uPlot.join(tables);
+}
+
+/* Trials as lanes, one per phase ('' = the whole job first), with a colour per config. */
+export function timelineModel(trials, now) {
+	const lanes = new Map();
+	for (const t of trials) {
+		if (!Number.isFinite(t.start))
+			continue;
+		if (!lanes.has(t.phase))
+			lanes.set(t.phase, []);
+		lanes.get(t.phase).push(t);
+	}
+	const names = [...lanes.keys()].sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
+	/* Label a segment by the knobs that vary anywhere; colour equal labels alike. */
+	const all = trials.map((t) => t.config);
+	const keys = new Set();
+	for (const c of all)
+		for (const [k, v] of fmt.knobs(c))
+			if (all.some((o) => JSON.stringify(o[k]) !== JSON.stringify(v)))
+				keys.add(k);
+	const varying = keys.size ? [...keys] : null;
+	const colors = new Map();
+	const out = names.map((name) => ({
+		name,
+		segments: lanes.get(name).sort((a, b) => a.start - b.start).map((t, i, arr) => {
+			const label = fmt.config(t.config, varying || undefined);
+			if (!colors.has(label))
+				colors.set(label, colors.size);
+			const next = arr[i + 1];
+			const end = t.end ?? (next ? next.start : now);
+			return { start: t.start, end, label, color: colors.get(label), trial: t };
+		}),
+	}));
+	return { lanes: out, colors, varying };
+}
+
+const LANE_H = 16;
+
+/*
+ * A uPlot plugin that draws the config timeline: one strip per phase above
+ * the plot, coloured per config with its label where it fits, the first
+ * lane's spans as faint bands behind the series and a line at each switch.
+ */
+export function timelinePlugin(getModel) {
+	function drawLane(u, th, lane, y, dpr) {
+		const { left, width } = u.bbox;
+		const ctx = u.ctx;
+		ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+		ctx.textBaseline = 'middle';
+		ctx.textAlign = 'left';
+		for (const s of lane.segments) {
+			const x0 = Math.max(left, u.valToPos(s.start, 'x', true));
+			const x1 = Math.min(left + width, u.valToPos(s.end, 'x', true));
+			if (x1 <= x0)
+				continue;
+			const col = th.palette[s.color % th.palette.length];
+			ctx.fillStyle = alpha(col, 0.85);
+			ctx.fillRect(x0, y, Math.max(1, x1 - x0 - dpr), (LANE_H - 3) * dpr);
+			const w = ctx.measureText(s.label).width;
+			if (x1 - x0 > w + 6 * dpr) {
+				ctx.fillStyle = th.card;
+				ctx.fillText(s.label, x0 + 3 * dpr, y + (LANE_H - 3) * dpr / 2);
+			}
+		}
+		ctx.fillStyle = th.muted;
+		ctx.textAlign = 'right';
+		const name = lane.name === '' ? 'job' : lane.name;
+		let text = name;
+		while (text.length > 1 && ctx.measureText(text).width > left - 8 * dpr)
+			text = text.slice(0, -2) + '…';
+		ctx.fillText(text, left - 4 * dpr, y + (LANE_H - 3) * dpr / 2);
+		ctx.textAlign = 'left';
+	}
+	function bands(u, th, lane) {
+		const { left, top, width, height } = u.bbox;
+		const ctx = u.ctx;
+		for (const [i, s] of lane.segments.entries()) {
+			const x0 = Math.max(left, u.valToPos(s.start, 'x', true));
+			const x1 = Math.min(left + width, u.valToPos(s.end, 'x', true));
+			if (x1 <= x0)
+				continue;
+			ctx.fillStyle = alpha(th.palette[s.color % th.palette.length], 0.1);
+			ctx.fillRect(x0, top, x1 - x0, height);
+			if (i > 0 && s.label !== lane.segments[i - 1].label) {
+				ctx.fillStyle = alpha(th.palette[s.color % th.palette.length], 0.7);
+				ctx.fillRect(x0, top, Math.max(1, uPlot.pxRatio), height);
+			}
+		}
+	}
+	return {
+		hooks: {
+			drawClear: [(u) => {
+				const m = getModel();
+				if (m && m.lanes.length)
+					bands(u, theme(), m.lanes[0]);
+			}],
+			draw: [(u) => {
+				const m = getModel();
+				if (!m)
+					return;
+				const th = theme();
+				const dpr = uPlot.pxRatio;
+				u.ctx.save();
+				m.lanes.forEach((lane, i) => drawLane(u, th, lane, u.bbox.top - (m.lanes.length - i) * LANE_H * dpr - 2 * dpr, dpr));
+				u.ctx.restore();
+			}],
+		},
+	};
+}
+
+export function timelinePadding(model) {
+	return 12 + (model ? model.lanes.length * LANE_H : 0);
+}
+
+/*
+ * The learned surface: x = one knob, y = objective; each series one value
+ * of the other knobs.  Error bars (std) and marks for the best and the
+ * default are drawn by a plugin from marks: {bars: [[x, lo, hi, si]],
+ * best: [x, y] | null, dflt: [x, y] | null}.
+ */
+export function surfacePlugin(getMarks) {
+	return {
+		hooks: {
+			draw: [(u) => {
+				const m = getMarks();
+				if (!m)
+					return;
+				const th = theme();
+				const ctx = u.ctx;
+				const dpr = uPlot.pxRatio;
+				ctx.save();
+				ctx.lineWidth = dpr;
+				for (const [x, lo, hi, si] of m.bars) {
+					if (!u.series[si] || !u.series[si].show)
+						continue;
+					const px = u.valToPos(x, 'x', true);
+					const y0 = u.valToPos(lo, 'y', true), y1 = u.valToPos(hi, 'y', true);
+					ctx.strokeStyle = th.palette[(si - 1) % th.palette.length];
+					ctx.beginPath();
+					ctx.moveTo(px, y0); ctx.lineTo(px, y1);
+					ctx.moveTo(px - 3 * dpr, y0); ctx.lineTo(px + 3 * dpr, y0);
+					ctx.moveTo(px - 3 * dpr, y1); ctx.lineTo(px + 3 * dpr, y1);
+					ctx.stroke();
+				}
+				ctx.lineWidth = 2 * dpr;
+				ctx.strokeStyle = th.fg;
+				ctx.fillStyle = th.fg;
+				ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+				if (m.dflt) {
+					const px = u.valToPos(m.dflt[0], 'x', true), py = u.valToPos(m.dflt[1], 'y', true);
+					const r = 7 * dpr;
+					ctx.beginPath();
+					ctx.moveTo(px, py - r); ctx.lineTo(px + r, py); ctx.lineTo(px, py + r); ctx.lineTo(px - r, py);
+					ctx.closePath();
+					ctx.stroke();
+					ctx.fillText('default', px + r + 2 * dpr, py + r + 8 * dpr);
+				}
+				if (m.best) {
+					const px = u.valToPos(m.best[0], 'x', true), py = u.valToPos(m.best[1], 'y', true);
+					ctx.beginPath();
+					ctx.arc(px, py, 8 * dpr, 0, 2 * Math.PI);
+					ctx.stroke();
+					ctx.fillText('best', px + 10 * dpr, py - 8 * dpr);
+				}
+				ctx.restore();
+			}],
+		},
+	};
+}

@@ -1,0 +1,104 @@
+/*
+ * The Node page: what this machine is (topology, hardware class), which
+ * collectors run and why the others do not, and live CPU, memory and GPU
+ * charts of the node itself (the series of job 0) over the last 15 minutes.
+ */
+import { api, latestMap, list } from '../api.js';
+import { h, replace, card, facts, table, badge, empty, command } from '../dom.js';
+import { Panel } from '../panels.js';
+import * as fmt from '../format.js';
+
+const WINDOW_S = 15 * 60;
+
+/*
+ * Names tried when the node answer carries no `latest` map to tell which
+ * series exist; a name without samples just leaves its panel empty.
+ */
+const GUESS = ['cpu.util_percent', 'cpu.busy_percent', 'cpu.cores', 'cpu.busy_threads', 'cpu.threads',
+	'mem.used_bytes', 'mem.available_bytes', 'mem.rss_bytes'];
+
+function topo(n) {
+	const t = n.topology && typeof n.topology === 'object' ? { ...n, ...n.topology } : n;
+	const per = Array.isArray(t.numa) ? t.numa.map((d) => d.cores) : t.numa_cores;
+	const numa = Array.isArray(per) && per.length
+		? `${t.numa_nodes ?? per.length} (${per.join(' + ')} physical cores)` : t.numa_nodes;
+	const mem = Number.isFinite(t.mem_total_kb) ? fmt.bytes(t.mem_total_kb * 1024)
+		: Number.isFinite(t.mem_total_bytes) ? fmt.bytes(t.mem_total_bytes) : null;
+	return facts([
+		['Hostname', n.hostname],
+		['Hardware class', n.hw_class],
+		['CPU', t.cpu_model],
+		['Architecture', t.arch],
+		['Sockets', t.sockets],
+		['Physical cores', t.cores],
+		['Threads per core', t.threads_per_core],
+		['Logical CPUs', t.cpus_online],
+		['CPUs dlprofd may use', t.cpus_allowed_list ? `${t.cpus_allowed} (${t.cpus_allowed_list})` : t.cpus_allowed],
+		['NUMA domains', numa],
+		['GPUs', t.gpus],
+		['Memory', mem],
+	]);
+}
+
+function collectors(cols) {
+	if (!Array.isArray(cols) || !cols.length)
+		return h('p', { class: 'muted' }, 'The daemon reports no collectors.');
+	return table([
+		{ label: 'Collector', cell: (c) => c.name },
+		{ label: 'Status', cell: (c) => badge(c.status || '–', c.status === 'available' ? 'available' : 'unavailable') },
+		{ label: 'Reason', wrap: true, cell: (c) => c.reason || '' },
+	], cols);
+}
+
+export function mount(main) {
+	const head = h('div', { class: 'page-head' }, h('h1', {}, 'Node'), h('span', { class: 'sub' }));
+	const topoBox = card('Topology');
+	const collBox = card('Collectors');
+	let node = null;
+	const panels = [
+		new Panel({ id: 'node-cpu', title: 'CPU', match: /^cpu\./, yMin: 0 }),
+		new Panel({ id: 'node-mem', title: 'Memory', match: /^mem\./, yMin: 0 }),
+		new Panel({ id: 'node-gpu', title: 'GPUs', match: /^gpu\./, yMin: 0, optional: true }),
+	];
+	const grid = h('div', { class: 'grid two' }, topoBox, collBox);
+	const charts = h('div', { class: 'grid two' }, panels.map((p) => p.el));
+	const jobsHint = h('div');
+	replace(main, head, grid, jobsHint, charts);
+
+	return {
+		title: 'node',
+		every: 5,
+		async refresh(signal) {
+			node = await api('node', signal);
+			head.lastChild.textContent = [node.hostname, node.hw_class].filter(Boolean).join(' · ');
+			replace(topoBox, h('h2', {}, 'Topology'), topo(node));
+			replace(collBox, h('h2', {}, 'Collectors'), collectors(node.collectors));
+			let names;
+			if (node.latest) {
+				names = new Set(latestMap(node.latest).keys());
+			} else {
+				names = new Set(GUESS);
+				for (let i = 0; i < (node.topology?.gpus ?? node.gpus ?? 0); i++)
+					names.add(`gpu.${i}.util_percent`).add(`gpu.${i}.mem_used_bytes`);
+			}
+			const to = Date.now() / 1000;
+			await Promise.all(panels.map((p) => p.update(0, names, to - WINDOW_S, to, signal)));
+			const jobs = list(await api('jobs?state=running', signal), 'jobs');
+			replace(jobsHint, jobs.length ? null : empty('No job is running on this node.',
+				h('p', {}, 'Start one with the dlprof client (', h('code', {}, 'import dlprof'),
+					'), or register one by hand:'),
+				command(registerCommand())));
+		},
+		retheme() {
+			panels.forEach((p) => p.retheme());
+		},
+		destroy() {
+			panels.forEach((p) => p.destroyChart());
+		},
+	};
+}
+
+/* The curl line that registers a job with this daemon. */
+export function registerCommand() {
+	return `curl -s -X POST -H 'Content-Type: application/json' \\\n  -d '{"workload":"my-model","params":{"batch":64}}' \\\n  ${location.origin}/api/v1/jobs`;
+}

@@ -1,0 +1,125 @@
+/*
+ * Metric panels shared by the node and job pages: a card with one chart
+ * whose series are the metric names that match the panel (fixed names or a
+ * pattern), fetched downsampled for the page's time range.  A panel with no
+ * matching series says why instead of drawing an empty frame.
+ */
+import { series } from './api.js';
+import { Chart, joinSeries } from './charts.js';
+import { h, replace } from './dom.js';
+import * as fmt from './format.js';
+
+/* Human labels of well-known series; others show their own name. */
+const LABELS = {
+	samples_per_s: 'samples/s',
+	step_time_s: 'step time',
+	loss: 'loss',
+	'cpu.cores': 'cores used',
+	'cpu.threads': 'threads',
+	'cpu.busy_threads': 'busy threads',
+	'cpu.util_percent': 'CPU %',
+	'cpu.busy_percent': 'CPU %',
+	'mem.rss_bytes': 'RSS',
+	'mem.used_bytes': 'used',
+	'mem.available_bytes': 'available',
+	'mem.total_bytes': 'total',
+};
+
+export function label(name) {
+	if (LABELS[name])
+		return LABELS[name];
+	const g = /^gpu\.(\d+)\.(.+)$/.exec(name);
+	if (g)
+		return `GPU ${g[1]} ${g[2].replace(/_/g, ' ')}`;
+	return name;
+}
+
+/* The formatter a series name suggests. */
+export function formatter(name) {
+	if (/bytes$/.test(name))
+		return fmt.bytes;
+	if (/_s$/.test(name) && !/per_s$/.test(name))
+		return (v) => fmt.num(v) + ' s';
+	if (/percent$/.test(name))
+		return (v) => fmt.num(v) + ' %';
+	return (v) => fmt.num(v);
+}
+
+/* Which of names a panel shows: fixed names first (in order), then pattern matches. */
+function pick(spec, names) {
+	const out = [];
+	for (const n of spec.names || [])
+		if (names.has(n))
+			out.push(n);
+	if (spec.match)
+		for (const n of [...names].sort())
+			if (spec.match.test(n) && !out.includes(n) && !(spec.except && spec.except.test(n)))
+				out.push(n);
+	return out.slice(0, spec.max || 8);
+}
+
+/*
+ * A panel: spec {id, title, names?, match?, yMin?, note?(): string,
+ * optional?}.  update(jobId, names, from, to, signal) draws the series among
+ * names; an optional panel with none of them hides itself, and missing()
+ * then says why (the note), for the page to list in one line.
+ */
+export class Panel {
+	constructor(spec) {
+		this.spec = spec;
+		this.shown = '';
+		this.chartEl = h('div', { class: 'chart', 'data-chart': spec.id });
+		this.noteEl = h('p', { class: 'chart-note' });
+		this.el = h('section', { class: 'card', 'data-testid': 'panel-' + spec.id },
+			h('h2', {}, spec.title), this.chartEl, this.noteEl);
+		this.chart = null;
+	}
+
+	async update(jobId, names, from, to, signal) {
+		const want = pick(this.spec, names);
+		this.el.hidden = !want.length && !!this.spec.optional;
+		if (!want.length) {
+			this.destroyChart();
+			this.shown = '';
+			const note = this.spec.note ? this.spec.note() : 'No samples yet.';
+			replace(this.chartEl, h('p', { class: 'chart-note', 'data-testid': 'no-data' }, note));
+			this.chartEl.dataset.points = '0';
+			this.noteEl.textContent = '';
+			return;
+		}
+		const got = await Promise.all(want.map((n) => series(jobId, n, from, to, signal)));
+		const key = want.join('\n');
+		if (key !== this.shown) {
+			this.destroyChart();
+			this.shown = key;
+			const f0 = this.spec.fmt || formatter(want[0]);
+			this.chart = new Chart(this.chartEl, {
+				height: this.spec.height || 180,
+				yMin: this.spec.yMin,
+				yFmt: f0,
+				series: want.map((n) => ({ label: label(n), fmt: formatter(n) })),
+				xRange: () => [this.from, this.to],
+			});
+		}
+		this.from = from;
+		this.to = to;
+		this.chart.set(joinSeries(got));
+		const unit = got.find((g) => g.unit);
+		this.noteEl.textContent = this.spec.caption || (unit ? `unit: ${unit.unit}` : '');
+	}
+
+	missing() {
+		return this.el.hidden && this.spec.note ? this.spec.note() : null;
+	}
+
+	retheme() {
+		if (this.chart)
+			this.chart.redraw(true);
+	}
+
+	destroyChart() {
+		if (this.chart)
+			this.chart.destroy();
+		this.chart = null;
+	}
+}
