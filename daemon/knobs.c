@@ -1,0 +1,617 @@
+/*
+ * Knob spaces (see knobs.h): building a workload's space from the node and a
+ * job's declarations, enumerating candidates as mixed-radix indices, turning
+ * candidates into JSON configs and model features, and the filters that keep
+ * proposals to what a job can run.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "knobs.h"
+
+/* Integer ranges longer than this are sampled on a log-like ladder. */
+#define KNOB_DENSE_RANGE 16
+
+static void
+set_err(char *err, size_t len, const char *fmt, const char *a, const char *b)
+{
+	if (err && len)
+		snprintf(err, len, fmt, a, b);
+}
+
+static int
+cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorts and removes duplicates; returns the new count. */
+static int
+unique_longs(long *v, int n)
+{
+	int i, m = 0;
+
+	qsort(v, (size_t)n, sizeof(*v), cmp_long);
+	for (i = 0; i < n; i++)
+		if (m == 0 || v[m - 1] != v[i])
+			v[m++] = v[i];
+	return m;
+}
+
+/*
+ * The integers of [lo, hi]: all of them when few, else a ladder of 1, 1.5, 2,
+ * 3, 4, 6, 8 ... (thread counts near powers of two are the ones that matter)
+ * plus the endpoints and the extra values (core counts).
+ */
+static int
+int_range(struct knob *k, long lo, long hi, const long *extra, int nextra)
+{
+	long v[KNOB_MAX_VALUES * 2 + 8];
+	int n = 0, i;
+
+	if (hi - lo + 1 <= KNOB_DENSE_RANGE) {
+		for (long x = lo; x <= hi; x++)
+			v[n++] = x;
+	} else {
+		v[n++] = lo;
+		v[n++] = hi;
+		for (long p = 1; p <= hi && n < KNOB_MAX_VALUES + 4; p *= 2) {
+			if (p >= lo)
+				v[n++] = p;
+			if (p * 3 / 2 >= lo && p * 3 / 2 <= hi && p >= 2)
+				v[n++] = p * 3 / 2;
+		}
+		for (i = 0; i < nextra; i++)
+			if (extra[i] >= lo && extra[i] <= hi)
+				v[n++] = extra[i];
+	}
+	n = unique_longs(v, n);
+	if (n > KNOB_MAX_VALUES)
+		return -1;
+	memcpy(k->ivalues, v, sizeof(long) * (size_t)n);
+	k->nvalues = n;
+	k->type = KNOB_INT;
+	return 0;
+}
+
+/* The index of the largest value <= want, or 0. */
+static int
+floor_index(const struct knob *k, long want)
+{
+	int i, best = 0;
+
+	for (i = 0; i < k->nvalues; i++)
+		if (k->ivalues[i] <= want)
+			best = i;
+	return best;
+}
+
+static struct knob *
+add_knob(struct knob_space *sp, const char *name)
+{
+	struct knob *k;
+
+	if (sp->nknobs >= KNOB_MAX)
+		return NULL;
+	k = &sp->knobs[sp->nknobs++];
+	memset(k, 0, sizeof(*k));
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	return k;
+}
+
+static void
+cat_fixed(struct knob *k, const char *value)
+{
+	k->type = KNOB_CAT;
+	k->nvalues = 1;
+	snprintf(k->svalues[0], KNOB_STR_MAX, "%s", value);
+}
+
+/*
+ * Physical cores of the CPUs a job may use, and no more than one NUMA domain;
+ * one thread when the objective is throughput per core (scaling is sublinear).
+ */
+static long
+prior_threads(const struct knob_topology *topo)
+{
+	if (topo->efficiency)
+		return 1;
+	long cpus = topo->cpus_allowed > 0 ? topo->cpus_allowed : 1;
+	long cores = topo->cores_allowed > 0 ? topo->cores_allowed : cpus;
+	long numa = topo->numa_cores > 0 ? topo->numa_cores : cores;
+
+	return cores < numa ? cores : numa;
+}
+
+/* The idle GPUs; one when the objective is per GPU. */
+static long
+prior_gpus(const struct knob_topology *topo)
+{
+	if (topo->efficiency && topo->gpus_free > 0)
+		return 1;
+	return topo->gpus_free;
+}
+
+/* The built-in knobs with ranges derived from the node. */
+static int
+builtin_knobs(struct knob_space *sp, const struct knob_topology *topo)
+{
+	long cpus = topo->cpus_allowed > 0 ? topo->cpus_allowed : 1;
+	long cores = topo->cores_allowed > 0 ? topo->cores_allowed : cpus;
+	long numa = topo->numa_cores > 0 ? topo->numa_cores : cores;
+	long extra[3] = { cores, numa, cpus };
+	struct knob *k;
+
+	k = add_knob(sp, "intra_threads");
+	if (int_range(k, 1, cpus, extra, 3) < 0)
+		return -1;
+	k->runtime = true;
+	k->prior = floor_index(k, prior_threads(topo));
+
+	k = add_knob(sp, "interop_threads");
+	if (int_range(k, 1, cpus < 4 ? cpus : 4, NULL, 0) < 0)
+		return -1;
+	k->prior = 0; /* inter-op threads each start intra-op teams: 1 avoids oversubscription */
+
+	if (topo->gpus_total > 0) {
+		k = add_knob(sp, "gpus");
+		if (int_range(k, 0, topo->gpus_total, NULL, 0) < 0)
+			return -1;
+		k->prior = floor_index(k, prior_gpus(topo));
+	}
+	/* Binding and allocator are tuned only where a job declares them. */
+	cat_fixed(add_knob(sp, "affinity"), "none");
+	cat_fixed(add_knob(sp, "allocator"), "default");
+	return 0;
+}
+
+static int
+declared_values(struct knob *k, const json_t *values, char *err, size_t err_len)
+{
+	size_t i;
+	json_t *v;
+	long iv[KNOB_MAX_VALUES];
+	int n = 0;
+
+	if (!json_is_array(values) || json_array_size(values) == 0 || json_array_size(values) > KNOB_MAX_VALUES) {
+		set_err(err, err_len, "knob %s: \"values\" must be an array of 1 to 32 values%s", k->name, "");
+		return -1;
+	}
+	if (json_is_string(json_array_get(values, 0))) {
+		k->type = KNOB_CAT;
+		json_array_foreach(values, i, v) {
+			if (!json_is_string(v) || json_string_length(v) >= KNOB_STR_MAX || json_string_length(v) == 0) {
+				set_err(err, err_len, "knob %s: values must all be short strings%s", k->name, "");
+				return -1;
+			}
+			snprintf(k->svalues[i], KNOB_STR_MAX, "%s", json_string_value(v));
+		}
+		k->nvalues = (int)json_array_size(values);
+		return 0;
+	}
+	json_array_foreach(values, i, v) {
+		if (!json_is_integer(v)) {
+			set_err(err, err_len, "knob %s: values must all be integers or all strings%s", k->name, "");
+			return -1;
+		}
+		iv[n++] = (long)json_integer_value(v);
+	}
+	k->type = KNOB_INT;
+	k->nvalues = unique_longs(iv, n);
+	memcpy(k->ivalues, iv, sizeof(long) * (size_t)k->nvalues);
+	return 0;
+}
+
+/* Applies one declaration {"min","max"} | {"values"}, "runtime", "default". */
+static int
+declare_knob(struct knob_space *sp, const char *name, const json_t *d, char *err, size_t err_len)
+{
+	int i = knobs_find(sp, name);
+	struct knob *k;
+	json_t *v;
+
+	if (!json_is_object(d)) {
+		set_err(err, err_len, "knob %s: declaration must be an object%s", name, "");
+		return -1;
+	}
+	if (strlen(name) == 0 || strlen(name) >= KNOB_NAME_MAX || strcmp(name, "phases") == 0) {
+		set_err(err, err_len, "knob name \"%.40s\" is not allowed%s", name, "");
+		return -1;
+	}
+	k = i >= 0 ? &sp->knobs[i] : add_knob(sp, name);
+	if (!k) {
+		set_err(err, err_len, "too many knobs (at most 8): %s%s", name, "");
+		return -1;
+	}
+	if (i < 0)
+		k->runtime = false;
+	if ((v = json_object_get(d, "values"))) {
+		if (declared_values(k, v, err, err_len) < 0)
+			return -1;
+	} else {
+		json_t *lo = json_object_get(d, "min"), *hi = json_object_get(d, "max");
+		if (!json_is_integer(lo) || !json_is_integer(hi) || json_integer_value(lo) > json_integer_value(hi)) {
+			set_err(err, err_len, "knob %s: needs integer \"min\" <= \"max\" or \"values\"%s", name, "");
+			return -1;
+		}
+		if (int_range(k, (long)json_integer_value(lo), (long)json_integer_value(hi), NULL, 0) < 0)
+			return -1;
+	}
+	if ((v = json_object_get(d, "runtime")) && json_is_boolean(v))
+		k->runtime = json_is_true(v);
+	k->declared = true;
+	k->prior = 0;
+	if ((v = json_object_get(d, "default")) && knobs_value_index(k, v) >= 0)
+		k->prior = knobs_value_index(k, v);
+	else if (strcmp(name, "intra_threads") == 0)
+		k->prior = -1; /* from the topology, once all is declared */
+	else if (strcmp(name, "gpus") == 0)
+		k->prior = -2;
+	return 0;
+}
+
+/* Counts candidates and model dimensions; -1 when over the limits. */
+static int
+space_finish(struct knob_space *sp, char *err, size_t err_len)
+{
+	long n = 1;
+	int dims = 0, i;
+
+	for (i = 0; i < sp->nknobs; i++) {
+		n *= sp->knobs[i].nvalues;
+		if (n > SPACE_MAX_CANDIDATES) {
+			set_err(err, err_len, "too many candidate configs (more than 4096)%s%s", "", "");
+			return -1;
+		}
+		if (sp->knobs[i].nvalues > 1)
+			dims += sp->knobs[i].type == KNOB_INT ? 1 : sp->knobs[i].nvalues;
+	}
+	if (dims > KNOB_FEATURES) {
+		set_err(err, err_len, "too many tuned values for the model%s%s", "", "");
+		return -1;
+	}
+	sp->ncand = (int)n;
+	return 0;
+}
+
+int
+knobs_space_build(struct knob_space *sp, const struct knob_topology *topo, const json_t *declared,
+		  char *err, size_t err_len)
+{
+	const char *name;
+	json_t *d;
+	int i;
+
+	memset(sp, 0, sizeof(*sp));
+	if (builtin_knobs(sp, topo) < 0) {
+		set_err(err, err_len, "node topology gives too many values%s%s", "", "");
+		return -1;
+	}
+	if (declared && !json_is_object(declared)) {
+		set_err(err, err_len, "\"knobs\" must be an object%s%s", "", "");
+		return -1;
+	}
+	if (declared) {
+		json_object_foreach((json_t *)declared, name, d)
+			if (declare_knob(sp, name, d, err, err_len) < 0)
+				return -1;
+	}
+	/* Declared thread and GPU ranges without a default take the topology prior within them. */
+	for (i = 0; i < sp->nknobs; i++) {
+		struct knob *k = &sp->knobs[i];
+		if (k->prior == -1)
+			k->prior = floor_index(k, prior_threads(topo));
+		else if (k->prior == -2)
+			k->prior = floor_index(k, prior_gpus(topo));
+		if (k->type != KNOB_INT && k->prior < 0)
+			k->prior = 0;
+	}
+	return space_finish(sp, err, err_len);
+}
+
+json_t *
+knobs_space_json(const struct knob_space *sp)
+{
+	json_t *o = json_object();
+	int i, j;
+
+	for (i = 0; i < sp->nknobs; i++) {
+		const struct knob *k = &sp->knobs[i];
+		json_t *vals = json_array(), *d;
+		for (j = 0; j < k->nvalues; j++)
+			json_array_append_new(vals, k->type == KNOB_INT ? json_integer(k->ivalues[j])
+									: json_string(k->svalues[j]));
+		d = json_pack("{s:o, s:b, s:b, s:o}", "values", vals, "runtime", k->runtime, "declared",
+			      k->declared, "default",
+			      k->type == KNOB_INT ? json_integer(k->ivalues[k->prior]) : json_string(k->svalues[k->prior]));
+		json_object_set_new(o, k->name, d);
+	}
+	return o;
+}
+
+int
+knobs_space_from_json(struct knob_space *sp, const json_t *j)
+{
+	const char *name;
+	json_t *d, *v;
+
+	memset(sp, 0, sizeof(*sp));
+	if (!json_is_object(j))
+		return -1;
+	json_object_foreach((json_t *)j, name, d) {
+		struct knob *k = add_knob(sp, name);
+		if (!k || declared_values(k, json_object_get(d, "values"), NULL, 0) < 0)
+			return -1;
+		k->runtime = json_is_true(json_object_get(d, "runtime"));
+		k->declared = json_is_true(json_object_get(d, "declared"));
+		v = json_object_get(d, "default");
+		k->prior = v && knobs_value_index(k, v) >= 0 ? knobs_value_index(k, v) : 0;
+	}
+	return space_finish(sp, NULL, 0);
+}
+
+void
+knobs_decode(const struct knob_space *sp, int cand, struct knob_config *out)
+{
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < sp->nknobs; i++) {
+		out->idx[i] = cand % sp->knobs[i].nvalues;
+		cand /= sp->knobs[i].nvalues;
+	}
+}
+
+int
+knobs_encode(const struct knob_space *sp, const struct knob_config *c)
+{
+	int i, cand = 0;
+
+	for (i = sp->nknobs - 1; i >= 0; i--)
+		cand = cand * sp->knobs[i].nvalues + c->idx[i];
+	return cand;
+}
+
+int
+knobs_find(const struct knob_space *sp, const char *name)
+{
+	int i;
+
+	for (i = 0; i < sp->nknobs; i++)
+		if (strcmp(sp->knobs[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int
+knobs_value_index(const struct knob *k, const json_t *value)
+{
+	int i;
+
+	for (i = 0; i < k->nvalues; i++) {
+		if (k->type == KNOB_INT && json_is_integer(value) && json_integer_value(value) == k->ivalues[i])
+			return i;
+		if (k->type == KNOB_INT && json_is_real(value) && json_real_value(value) == (double)k->ivalues[i])
+			return i;
+		if (k->type == KNOB_CAT && json_is_string(value) && strcmp(json_string_value(value), k->svalues[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int
+knobs_candidate_of(const struct knob_space *sp, const json_t *config, int base)
+{
+	struct knob_config c;
+	int i;
+
+	knobs_decode(sp, base >= 0 ? base : knobs_prior_candidate(sp), &c);
+	for (i = 0; i < sp->nknobs; i++) {
+		json_t *v = config ? json_object_get(config, sp->knobs[i].name) : NULL;
+		if (!v)
+			continue;
+		c.idx[i] = knobs_value_index(&sp->knobs[i], v);
+		if (c.idx[i] < 0)
+			return -1;
+	}
+	return knobs_encode(sp, &c);
+}
+
+json_t *
+knobs_config_json(const struct knob_space *sp, int cand)
+{
+	struct knob_config c;
+	json_t *o = json_object();
+	int i;
+
+	knobs_decode(sp, cand, &c);
+	for (i = 0; i < sp->nknobs; i++) {
+		const struct knob *k = &sp->knobs[i];
+		json_object_set_new(o, k->name,
+				    k->type == KNOB_INT ? json_integer(k->ivalues[c.idx[i]]) : json_string(k->svalues[c.idx[i]]));
+	}
+	return o;
+}
+
+void
+knobs_config_text(const struct knob_space *sp, int cand, char *buf, size_t len)
+{
+	struct knob_config c;
+	size_t off = 0;
+	int i, w;
+
+	knobs_decode(sp, cand, &c);
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < sp->nknobs && off < len; i++) {
+		const struct knob *k = &sp->knobs[i];
+		if (k->nvalues <= 1)
+			continue;
+		if (k->type == KNOB_INT)
+			w = snprintf(buf + off, len - off, "%s%s=%ld", off ? "," : "", k->name, k->ivalues[c.idx[i]]);
+		else
+			w = snprintf(buf + off, len - off, "%s%s=%s", off ? "," : "", k->name, k->svalues[c.idx[i]]);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+long
+knobs_int_value(const struct knob_space *sp, int cand, const char *name, long dflt)
+{
+	struct knob_config c;
+	int i = knobs_find(sp, name);
+
+	if (i < 0 || sp->knobs[i].type != KNOB_INT)
+		return dflt;
+	knobs_decode(sp, cand, &c);
+	return sp->knobs[i].ivalues[c.idx[i]];
+}
+
+int
+knobs_prior_candidate(const struct knob_space *sp)
+{
+	struct knob_config c;
+	int i;
+
+	memset(&c, 0, sizeof(c));
+	for (i = 0; i < sp->nknobs; i++)
+		c.idx[i] = sp->knobs[i].prior;
+	return knobs_encode(sp, &c);
+}
+
+/* log2 for non-negative integer knobs (offset 1 when 0 is a value), else linear. */
+static double
+int_feature(const struct knob *k, long v)
+{
+	if (k->ivalues[0] >= 1)
+		return log2((double)v);
+	if (k->ivalues[0] >= 0)
+		return log2((double)v + 1.0);
+	return 3.0 * (double)(v - k->ivalues[0]) / (double)(k->ivalues[k->nvalues - 1] - k->ivalues[0]);
+}
+
+int
+knobs_features(const struct knob_space *sp, int cand, double *x)
+{
+	struct knob_config c;
+	int i, j, d = 0;
+
+	knobs_decode(sp, cand, &c);
+	for (i = 0; i < sp->nknobs; i++) {
+		const struct knob *k = &sp->knobs[i];
+		if (k->nvalues <= 1)
+			continue;
+		if (k->type == KNOB_INT) {
+			x[d++] = int_feature(k, k->ivalues[c.idx[i]]);
+		} else {
+			/* One-hot scaled so that two different values lie 1 apart, as a doubling does. */
+			for (j = 0; j < k->nvalues; j++)
+				x[d++] = j == c.idx[i] ? M_SQRT1_2 : 0.0;
+		}
+	}
+	return d;
+}
+
+/*
+ * Deliberately weak (a few percent per doubling): strong enough to order the
+ * first trials and to break ties, weak enough that measurements overrule it
+ * after one trial.  The benchmark chose the strength: three times stronger
+ * kept the search near the prior too long on surfaces whose best lies far
+ * from it.
+ */
+double
+knobs_prior_shape(const struct knob_space *sp, int cand)
+{
+	struct knob_config c;
+	double f = 1.0;
+	int i;
+
+	knobs_decode(sp, cand, &c);
+	for (i = 0; i < sp->nknobs; i++) {
+		const struct knob *k = &sp->knobs[i];
+		double d;
+		if (k->nvalues <= 1 || c.idx[i] == k->prior)
+			continue;
+		if (k->type == KNOB_CAT) {
+			f *= 0.99;
+			continue;
+		}
+		d = int_feature(k, k->ivalues[c.idx[i]]) - int_feature(k, k->ivalues[k->prior]);
+		if (strcmp(k->name, "intra_threads") == 0)
+			f *= 1.0 - (d > 0 ? 0.045 : 0.03) * fabs(d); /* above the cores: oversubscription */
+		else if (strcmp(k->name, "gpus") == 0)
+			f *= 1.0 - 0.03 * fabs(d);
+		else
+			f *= 1.0 - 0.01 * fabs(d);
+	}
+	return f > 0.05 ? f : 0.05;
+}
+
+void
+knobs_filter_all(const struct knob_space *sp, struct knob_filter *f)
+{
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < sp->nknobs; i++)
+		f->allowed[i] = sp->knobs[i].nvalues >= 32 ? 0xffffffffu : ((1u << sp->knobs[i].nvalues) - 1u);
+}
+
+bool
+knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f, int cand)
+{
+	struct knob_config c;
+	int i;
+
+	knobs_decode(sp, cand, &c);
+	for (i = 0; i < sp->nknobs; i++)
+		if (!(f->allowed[i] & (1u << c.idx[i])))
+			return false;
+	return true;
+}
+
+void
+knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f, int cand)
+{
+	struct knob_config c;
+	int i;
+
+	knobs_decode(sp, cand, &c);
+	for (i = 0; i < sp->nknobs; i++)
+		if (!sp->knobs[i].runtime)
+			f->allowed[i] &= 1u << c.idx[i];
+}
+
+int
+knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, const struct knob_topology *topo)
+{
+	int i, j, rc = 0;
+
+	for (i = 0; i < sp->nknobs; i++) {
+		const struct knob *k = &sp->knobs[i];
+		long limit;
+		if (k->type != KNOB_INT)
+			continue;
+		if (strcmp(k->name, "intra_threads") == 0 && !k->declared && topo->cpus_allowed > 0)
+			limit = topo->cpus_allowed;
+		else if (strcmp(k->name, "interop_threads") == 0 && !k->declared && topo->cpus_allowed > 0)
+			limit = topo->cpus_allowed;
+		else if (strcmp(k->name, "gpus") == 0)
+			limit = topo->gpus_free; /* never more GPUs than are free, declared or not */
+		else
+			continue;
+		for (j = 0; j < k->nvalues; j++)
+			if (k->ivalues[j] > limit)
+				f->allowed[i] &= ~(1u << j);
+		if (f->allowed[i] == 0) {
+			f->allowed[i] = 1u; /* nothing fits: the smallest value, and the caller says so */
+			rc = -1;
+		}
+	}
+	return rc;
+}

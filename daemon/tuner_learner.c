@@ -1,0 +1,292 @@
+/*
+ * The per-workload learner (see tuner_learner.h).  Objective values are
+ * normalised by the largest tried mean so that the model's hyperparameters
+ * mean the same for a workload doing 10 samples/s and one doing 10,000; the
+ * prior shape is scaled to the data by least squares and the Gaussian
+ * process models what the prior misses.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner_learner.h"
+
+/* Extra spread of evidence from before a drift, relative. */
+#define LEARNER_STALE_SD 0.10
+/* A drift is a difference of more than this many standard deviations ... */
+#define LEARNER_DRIFT_Z 4.0
+/* ... and more than this share of the prediction. */
+#define LEARNER_DRIFT_REL 0.08
+
+struct learner *
+learner_new(const struct knob_space *sp)
+{
+	struct learner *l = calloc(1, sizeof(*l));
+	size_t n = (size_t)sp->ncand;
+
+	if (!l)
+		return NULL;
+	l->sp = *sp;
+	l->acq = LEARNER_EI;
+	l->fresh = calloc(n, sizeof(*l->fresh));
+	l->stale = calloc(n, sizeof(*l->stale));
+	l->shape = calloc(n, sizeof(double));
+	l->mu = calloc(n, sizeof(double));
+	l->sd = calloc(n, sizeof(double));
+	if (!l->fresh || !l->stale || !l->shape || !l->mu || !l->sd) {
+		learner_free(l);
+		return NULL;
+	}
+	learner_set_shape(l, NULL);
+	return l;
+}
+
+void
+learner_free(struct learner *l)
+{
+	if (!l)
+		return;
+	free(l->fresh);
+	free(l->stale);
+	free(l->shape);
+	free(l->mu);
+	free(l->sd);
+	gp_free(&l->gp);
+	free(l);
+}
+
+void
+learner_set_shape(struct learner *l, const double *shape)
+{
+	double max = 0.0;
+	int c;
+
+	for (c = 0; c < l->sp.ncand; c++) {
+		l->shape[c] = shape ? shape[c] : knobs_prior_shape(&l->sp, c);
+		if (l->shape[c] > max)
+			max = l->shape[c];
+	}
+	for (c = 0; c < l->sp.ncand && max > 0.0; c++)
+		l->shape[c] /= max;
+
+	l->dirty = true;
+}
+
+void
+learner_add(struct learner *l, int cand, long steps, double mean, double var_mean, bool stale)
+{
+	struct learner_stats *s;
+
+	if (cand < 0 || cand >= l->sp.ncand || !isfinite(mean) || !isfinite(var_mean))
+		return;
+	s = stale ? &l->stale[cand] : &l->fresh[cand];
+	s->trials++;
+	s->steps += steps;
+	s->sum += mean;
+	s->sumsq += mean * mean;
+	s->sum_var += var_mean > 0.0 ? var_mean : 0.0;
+	l->ntrials++;
+	l->nsteps += steps;
+	l->dirty = true;
+}
+
+void
+learner_mark_stale(struct learner *l)
+{
+	int c;
+
+	for (c = 0; c < l->sp.ncand; c++) {
+		struct learner_stats *f = &l->fresh[c], *s = &l->stale[c];
+		s->trials += f->trials;
+		s->steps += f->steps;
+		s->sum += f->sum;
+		s->sumsq += f->sumsq;
+		s->sum_var += f->sum_var;
+		memset(f, 0, sizeof(*f));
+	}
+	l->dirty = true;
+}
+
+/* Observations for the model: one per candidate and freshness; returns their count. */
+static int
+collect(struct learner *l, double *x, double *y, double *nv, int *reps, int *cands, int dim_out[1])
+{
+	int c, k, n = 0, dim = 0;
+
+	l->scale = 0.0;
+	for (c = 0; c < l->sp.ncand; c++)
+		for (k = 0; k < 2; k++) {
+			const struct learner_stats *s = k ? &l->stale[c] : &l->fresh[c];
+			if (s->trials > 0 && fabs(s->sum / s->trials) > l->scale)
+				l->scale = fabs(s->sum / s->trials);
+		}
+	if (l->scale <= 0.0)
+		l->scale = 1.0;
+	for (c = 0; c < l->sp.ncand && n < GP_MAX_OBS; c++)
+		for (k = 0; k < 2 && n < GP_MAX_OBS; k++) {
+			const struct learner_stats *s = k ? &l->stale[c] : &l->fresh[c];
+			if (s->trials == 0)
+				continue;
+			dim = knobs_features(&l->sp, c, x + n * GP_MAX_DIM);
+			y[n] = s->sum / s->trials / l->scale;
+			nv[n] = s->sum_var / ((double)s->trials * s->trials) / (l->scale * l->scale);
+			if (k)
+				nv[n] += LEARNER_STALE_SD * LEARNER_STALE_SD / s->trials;
+			reps[n] = s->trials;
+			cands[n] = c;
+			n++;
+		}
+	dim_out[0] = dim;
+	return n;
+}
+
+void
+learner_refit(struct learner *l)
+{
+	static const int cap = GP_MAX_OBS;
+	double *x = NULL, y[GP_MAX_OBS], nv[GP_MAX_OBS], xs[GP_MAX_DIM], ss = 0.0, sy = 0.0;
+	int reps[GP_MAX_OBS], cands[GP_MAX_OBS], n, i, c, dim;
+	struct gp_data d;
+
+	if (!l->dirty)
+		return;
+	l->dirty = false;
+	x = calloc((size_t)cap * GP_MAX_DIM, sizeof(double));
+	if (!x)
+		return;
+	n = collect(l, x, y, nv, reps, cands, &dim);
+	l->nobs = n;
+	/* Packs the rows to the space's dimension. */
+	for (i = 0; i < n; i++)
+		memmove(x + i * dim, x + i * GP_MAX_DIM, sizeof(double) * (size_t)dim);
+	for (i = 0; i < n; i++) {
+		sy += y[i] * l->shape[cands[i]];
+		ss += l->shape[cands[i]] * l->shape[cands[i]];
+	}
+	l->prior_coef = n > 0 && ss > 0.0 ? sy / ss : 1.0;
+	for (i = 0; i < n; i++)
+		y[i] -= l->prior_coef * l->shape[cands[i]];
+	d = (struct gp_data){ .n = n, .dim = dim, .x = x, .y = y, .noise_var = nv, .reps = reps };
+	if (gp_fit_select(&l->gp, &d) < 0) {
+		struct gp_hyper h;
+		gp_hyper_default(&h);
+		h.nugget_sd = 0.1;
+		(void)gp_fit(&l->gp, &d, &h); /* on failure the model predicts the prior alone */
+	}
+	for (c = 0; c < l->sp.ncand; c++) {
+		double m, v;
+		knobs_features(&l->sp, c, xs);
+		gp_predict(&l->gp, xs, &m, &v);
+		l->mu[c] = (l->prior_coef * l->shape[c] + m) * l->scale;
+		l->sd[c] = sqrt(v) * l->scale;
+	}
+	free(x);
+}
+
+void
+learner_predict(struct learner *l, int cand, double *mu, double *sd)
+{
+	learner_refit(l);
+	*mu = l->mu[cand];
+	*sd = l->sd[cand];
+}
+
+void
+learner_tried(const struct learner *l, int cand, double *mean, double *std, int *trials, long *steps)
+{
+	const struct learner_stats *f = &l->fresh[cand], *s = &l->stale[cand];
+	int k = f->trials + s->trials;
+	double m = k ? (f->sum + s->sum) / k : 0.0;
+	double var = k > 1 ? ((f->sumsq + s->sumsq) - k * m * m) / (k - 1) : 0.0;
+
+	/* One trial: its standard error stands for the spread of a run. */
+	if (k == 1)
+		var = (f->sum_var + s->sum_var) * (double)(f->steps + s->steps);
+	*mean = m;
+	*std = var > 0.0 ? sqrt(var) : 0.0;
+	*trials = k;
+	*steps = f->steps + s->steps;
+}
+
+static bool
+tried(const struct learner *l, int c)
+{
+	return l->fresh[c].trials + l->stale[c].trials > 0;
+}
+
+int
+learner_best(struct learner *l, const struct knob_filter *f)
+{
+	int c, best = -1, prior = -1, p0 = knobs_prior_candidate(&l->sp);
+
+	learner_refit(l);
+	for (c = 0; c < l->sp.ncand; c++) {
+		if (!knobs_filter_pass(&l->sp, f, c))
+			continue;
+		if (tried(l, c) && (best < 0 || l->mu[c] > l->mu[best]))
+			best = c;
+		/* The prior's pick: the highest shape, the topology's candidate on ties. */
+		if (prior < 0 || l->shape[c] > l->shape[prior] || (l->shape[c] == l->shape[prior] && c == p0))
+			prior = c;
+	}
+	return best >= 0 ? best : prior;
+}
+
+static double
+acquisition(const struct learner *l, int c, double best_mu)
+{
+	if (l->acq == LEARNER_UCB)
+		return l->mu[c] + 2.0 * l->sd[c];
+	return gp_expected_improvement(l->mu[c], l->sd[c], best_mu);
+}
+
+int
+learner_propose(struct learner *l, const struct knob_filter *f)
+{
+	int c, pick = -1, best = learner_best(l, f);
+	double a, top = -INFINITY;
+
+	if (best < 0 || l->nobs == 0)
+		return best;
+	for (c = 0; c < l->sp.ncand; c++) {
+		if (!knobs_filter_pass(&l->sp, f, c))
+			continue;
+		a = acquisition(l, c, l->mu[best]);
+		if (a > top) {
+			top = a;
+			pick = c;
+		}
+	}
+	return pick;
+}
+
+double
+learner_gain(struct learner *l, const struct knob_filter *f)
+{
+	int c, best = learner_best(l, f);
+	double g = 0.0, ei;
+
+	if (best < 0 || l->nobs == 0 || !tried(l, best))
+		return 1.0;
+	for (c = 0; c < l->sp.ncand; c++) {
+		if (!knobs_filter_pass(&l->sp, f, c))
+			continue;
+		ei = gp_expected_improvement(l->mu[c], l->sd[c], l->mu[best]);
+		if (ei > g)
+			g = ei;
+	}
+	return fabs(l->mu[best]) > 0.0 ? g / fabs(l->mu[best]) : 1.0;
+}
+
+bool
+learner_drifted(struct learner *l, int cand, double mean, double var_mean)
+{
+	double mu, sd, diff, spread;
+
+	if (cand < 0 || cand >= l->sp.ncand || l->fresh[cand].trials < 2)
+		return false;
+	learner_predict(l, cand, &mu, &sd);
+	diff = fabs(mean - mu);
+	spread = sqrt(sd * sd + var_mean + pow(l->gp.h.nugget_sd * l->scale, 2));
+	return diff > LEARNER_DRIFT_Z * spread && diff > LEARNER_DRIFT_REL * fabs(mu);
+}
