@@ -9,6 +9,7 @@
 #include "app.h"
 #include "node.h"
 #include "sampler.h"
+#include "stats.h"
 #include "store.h"
 
 void api_healthz(const struct http_request *req, struct http_response *resp)
@@ -23,12 +24,28 @@ void api_healthz(const struct http_request *req, struct http_response *resp)
 	http_reply_text(resp, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3);
 }
 
+/* The daemon itself: version and allocator (jemalloc in release builds). */
+static json_t *daemon_json(void)
+{
+	size_t allocated, resident;
+	json_t *d = json_pack("{s:s}", "version", PACKAGE_VERSION);
+
+	if (stats_allocator(&allocated, &resident)) {
+		json_object_set_new(d, "allocator", json_string("jemalloc"));
+		json_object_set_new(d, "allocated_bytes", json_integer((json_int_t)allocated));
+		json_object_set_new(d, "resident_bytes", json_integer((json_int_t)resident));
+	} else {
+		json_object_set_new(d, "allocator", json_string("libc"));
+	}
+	return d;
+}
+
 void api_node(const struct http_request *req, struct http_response *resp)
 {
 	json_t *node = node_json(req->app->node);
 
 	json_object_set_new(node, "collectors",
 			    req->app->sampler ? sampler_collectors_json(req->app->sampler) : json_array());
-	json_object_set_new(node, "version", json_string(PACKAGE_VERSION));
+	json_object_set_new(node, "daemon", daemon_json());
 	http_reply_json(resp, 200, node);
 }

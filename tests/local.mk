@@ -1,3 +1,35 @@
 # The core's tests: cmocka unit tests (one file per module) and the
 # integration suites that start the built daemon.  Other parts of the tree
 # add their own tests in their fragments.
+
+EXTRA_DIST += tests/integration/harness.py
+
+TESTS += tests/integration/test_api.py
+EXTRA_DIST += tests/integration/test_api.py
+
+# cmocka unit tests: one per module, linked against the real sources.
+if HAVE_CMOCKA
+UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+UNIT_LDADD = $(DLPROF_LIBS) $(CMOCKA_LIBS)
+
+check_PROGRAMS += tests/unit/test_router tests/unit/test_validate tests/unit/test_config tests/unit/test_store
+TESTS += tests/unit/test_router tests/unit/test_validate tests/unit/test_config tests/unit/test_store
+tests_unit_test_router_SOURCES = tests/unit/test_router.c
+tests_unit_test_router_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_router_LDADD = $(UNIT_LDADD)
+tests_unit_test_validate_SOURCES = tests/unit/test_validate.c
+tests_unit_test_validate_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_validate_LDADD = $(UNIT_LDADD)
+tests_unit_test_config_SOURCES = tests/unit/test_config.c
+tests_unit_test_config_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_config_LDADD = $(UNIT_LDADD)
+tests_unit_test_store_SOURCES = tests/unit/test_store.c
+tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_store_LDADD = $(UNIT_LDADD)
+endif
+
+TESTS += tests/integration/test_allocator.py
+EXTRA_DIST += tests/integration/test_allocator.py
+
+# Suites that scripts/test also runs against the release build (jemalloc).
+RELEASE_TESTS = tests/integration/test_api.py tests/integration/test_allocator.py

@@ -1,0 +1,29 @@
+# Debian packages the build and the tests need, and a helper that installs
+# the missing ones.  Sourced by scripts/run and scripts/test.
+
+# Building and running the daemon.
+DLPROF_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config
+ libmicrohttpd-dev libsqlite3-dev libjemalloc-dev libjansson-dev libinih-dev
+ libsystemd-dev libpapi-dev likwid libcurl4-openssl-dev"
+
+# Running every suite: unit (cmocka), integration (python3), end to end
+# with PyTorch on an optimized BLAS, browser (chromium + node), metrics
+# checks (promtool from prometheus), fuzzing (clang).
+DLPROF_TEST_PACKAGES="libcmocka-dev python3 python3-torch libopenblas0-openmp
+ sqlite3 curl procps chromium nodejs npm prometheus clang"
+
+# Installs the packages given that are not installed yet.
+dlprof_install_missing() {
+	missing=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "installing Debian packages:$missing" >&2
+	SUDO=""
+	[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+	$SUDO apt-get update -qq
+	# shellcheck disable=SC2086 # word splitting of the list is intended
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}

@@ -1,0 +1,230 @@
+"""Test harness for suites that drive the built daemon.
+
+Standard library only.  Gives:
+
+* ``Tap``: a TAP producer (``ok``/``not ok``/``skip``), one per test file,
+  so automake's tap-driver counts single cases;
+* ``Daemon``: starts ``$DLPROF_BUILDDIR/daemon/dlprofd`` on 127.0.0.1 with
+  an ephemeral port (read back from its log), a temporary database and a
+  Unix socket, and stops it (SIGTERM, then SIGKILL as a last resort);
+* ``Daemon.request``: one HTTP request, returning (status, headers, body),
+  the body parsed as JSON when it is JSON.
+
+A test file looks like::
+
+    from harness import Tap, Daemon
+    tap = Tap()
+    with Daemon() as d:
+        @tap.test("healthz answers ok")
+        def _():
+            status, _, body = d.get("/healthz")
+            assert status == 200, status
+    tap.done()
+"""
+
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+BUILDDIR = os.environ.get("DLPROF_BUILDDIR") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+SRCDIR = os.environ.get("DLPROF_SRCDIR") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+DAEMON = os.path.join(BUILDDIR, "daemon", "dlprofd")
+
+
+class Tap:
+    """Prints TAP as tests run; the plan comes at the end."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, passed, name, diag=None):
+        self.n += 1
+        if not passed:
+            self.failed += 1
+        print("%s %d - %s" % ("ok" if passed else "not ok", self.n, name), flush=True)
+        if diag and not passed:
+            for line in str(diag).rstrip().splitlines():
+                print("# " + line, flush=True)
+
+    def skip(self, name, reason):
+        self.n += 1
+        print("ok %d - %s # SKIP %s" % (self.n, name, reason), flush=True)
+
+    def test(self, name):
+        """Decorator: runs the function now; an exception or failed assert fails it."""
+        def run(fn):
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - any failure is the test's failure
+                self.ok(False, name, traceback.format_exc())
+            else:
+                self.ok(True, name)
+            return fn
+        return run
+
+    def bail(self, reason):
+        print("Bail out! %s" % reason, flush=True)
+        sys.exit(1)
+
+    def done(self):
+        print("1..%d" % self.n, flush=True)
+        sys.exit(0)
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket."""
+
+    def __init__(self, path, timeout=10):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        s.connect(self.unix_path)
+        self.sock = s
+
+
+class Daemon:
+    """The built daemon on an ephemeral loopback port with a private state dir."""
+
+    def __init__(self, args=(), db=None, workdir=None, socket_path=True, env=None, start_timeout=20):
+        self.owns_workdir = workdir is None
+        self.workdir = workdir or tempfile.mkdtemp(prefix="dlprof-test-")
+        # Other uids (ownership tests, Slurm jobs) must reach the socket inside.
+        os.chmod(self.workdir, 0o755)
+        self.db = db or os.path.join(self.workdir, "dlprofd.db")
+        if socket_path is True:
+            socket_path = os.path.join(self.workdir, "dlprofd.sock")
+        self.socket_path = socket_path or ""
+        self.args = list(args)
+        self.env = env
+        self.start_timeout = start_timeout
+        self.proc = None
+        self.port = None
+        self.log_path = os.path.join(self.workdir, "daemon-%d.log" % int(time.time() * 1000))
+
+    # -- life cycle --
+    def command(self):
+        return [DAEMON, "--foreground", "--listen", "127.0.0.1:0", "--db", self.db,
+                "--web-root", os.path.join(SRCDIR, "web"), "--socket", self.socket_path,
+                "--config", os.path.join(self.workdir, "none.conf")] + self.args
+
+    def start(self):
+        conf = os.path.join(self.workdir, "none.conf")
+        if not os.path.exists(conf):
+            with open(conf, "w") as f:
+                f.write("# empty: the test passes everything as flags\n")
+        env = dict(os.environ)
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        if self.env:
+            env.update(self.env)
+        self.logf = open(self.log_path, "w")
+        self.proc = subprocess.Popen(self.command(), stdout=self.logf, stderr=subprocess.STDOUT, env=env)
+        deadline = time.time() + self.start_timeout
+        while time.time() < deadline:
+            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", self.log())
+            if m and "started:" in self.log():
+                self.port = int(m.group(1))
+                return self
+            if self.proc.poll() is not None:
+                raise RuntimeError("dlprofd exited with %s:\n%s" % (self.proc.returncode, self.log()))
+            time.sleep(0.05)
+        self.proc.kill()
+        raise RuntimeError("dlprofd did not start in %ss:\n%s" % (self.start_timeout, self.log()))
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        """Stops the daemon; returns its exit code (None if it had to be killed)."""
+        if not self.proc or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            rc = None
+        self.logf.close()
+        return rc
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.logf.close()
+
+    def log(self):
+        try:
+            with open(self.log_path) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        if self.owns_workdir and not os.environ.get("DLPROF_KEEP_TMP"):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        return False
+
+    # -- HTTP --
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def request(self, method, path, body=None, headers=None, unix=False, raw=None, timeout=10):
+        """One request; body (not str/bytes) is sent as JSON.  Returns (status, headers, parsed body)."""
+        conn = UnixHTTPConnection(self.socket_path, timeout) if unix else \
+            http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        hdrs = dict(headers or {})
+        data = raw
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        try:
+            conn.request(method, path, body=data, headers=hdrs)
+            resp = conn.getresponse()
+            payload = resp.read()
+            rheaders = {k.lower(): v for k, v in resp.getheaders()}
+            if rheaders.get("content-type", "").startswith("application/json") and payload:
+                payload = json.loads(payload)
+            return resp.status, rheaders, payload
+        finally:
+            conn.close()
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body=body, **kw)
+
+    def register(self, workload="test", **fields):
+        fields["workload"] = workload
+        status, _, body = self.post("/api/v1/jobs", fields)
+        assert status == 201, (status, body)
+        return body
+
+
+def wait_until(predicate, timeout=10.0, interval=0.1):
+    """Polls predicate until it returns a true value; returns it or raises."""
+    deadline = time.time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.time() >= deadline:
+            raise AssertionError("condition not met within %.1fs" % timeout)
+        time.sleep(interval)

@@ -1,0 +1,177 @@
+/*
+ * Configuration: defaults, the INI file, flags winning over it, repeated
+ * listen addresses (IPv4 and IPv6), errors that name the key, and what a
+ * reload may change.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+
+static char conf_path[64];
+
+static void write_conf(const char *text)
+{
+	int fd;
+	FILE *f;
+
+	snprintf(conf_path, sizeof(conf_path), "/tmp/dlprof-conf-XXXXXX");
+	fd = mkstemp(conf_path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static enum config_result load(struct config **cfg, int argc, const char **argv)
+{
+	*cfg = NULL;
+	return config_load(argc, (char **)argv, cfg);
+}
+
+static void test_defaults(void **state)
+{
+	const char *argv[] = {"dlprofd", "--config", "/dev/null"};
+	struct config *cfg;
+
+	(void)state;
+	assert_int_equal(load(&cfg, 3, argv), CONFIG_OK);
+	assert_int_equal(cfg->nlisten, 1);
+	assert_string_equal(cfg->listen[0], "0.0.0.0:8080");
+	assert_true(cfg->interval_s == 1.0);
+	assert_string_equal(cfg->read_access, "any");
+	assert_int_equal(cfg->max_samples, 10000);
+	config_free(cfg);
+}
+
+static void test_file_then_flags(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	write_conf("# comment\n[dlprofd]\ninterval = 0.25\ndb = /tmp/x.db\nlisten = 127.0.0.1:9000\n"
+		   "listen = [::1]:9001\nlog_level = debug\n");
+	const char *argv[] = {"dlprofd", "--config", conf_path, "--db", "/tmp/flag.db", "--foreground"};
+	assert_int_equal(load(&cfg, 6, argv), CONFIG_OK);
+	assert_true(cfg->interval_s == 0.25);
+	assert_string_equal(cfg->db_path, "/tmp/flag.db");
+	assert_int_equal(cfg->nlisten, 2);
+	assert_string_equal(cfg->listen[1], "[::1]:9001");
+	assert_string_equal(cfg->log_level, "debug");
+	assert_true(cfg->foreground);
+	config_free(cfg);
+	unlink(conf_path);
+}
+
+static void test_flag_listen_replaces_file_listen(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	write_conf("listen = 127.0.0.1:9000\n");
+	const char *argv[] = {"dlprofd", "-c", conf_path, "--listen", "127.0.0.1:1", "--listen", "[::]:2"};
+	assert_int_equal(load(&cfg, 7, argv), CONFIG_OK);
+	assert_int_equal(cfg->nlisten, 2);
+	assert_string_equal(cfg->listen[0], "127.0.0.1:1");
+	assert_string_equal(cfg->listen[1], "[::]:2");
+	config_free(cfg);
+	unlink(conf_path);
+}
+
+static void test_bad_values(void **state)
+{
+	static const char *const bad[][2] = {
+		{"--interval", "0"}, {"--interval", "x"}, {"--listen", "8080"}, {"--listen", "[::1]8080"},
+		{"--listen", "1.2.3.4:70000"}, {"--read-access", "all"}, {"--max-samples", "1.5"},
+		{"--log-level", "loud"},
+	};
+	struct config *cfg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *argv[] = {"dlprofd", "--config", "/dev/null", bad[i][0], bad[i][1]};
+		if (load(&cfg, 5, argv) != CONFIG_ERROR)
+			fail_msg("accepted %s %s", bad[i][0], bad[i][1]);
+	}
+}
+
+static void test_bad_file(void **state)
+{
+	struct config *cfg;
+	const char *argv[] = {"dlprofd", "--config", conf_path};
+
+	(void)state;
+	write_conf("interval = 1\nno_such_key = 3\n");
+	assert_int_equal(load(&cfg, 3, argv), CONFIG_ERROR);
+	unlink(conf_path);
+	write_conf("[other]\ninterval = 1\n");
+	assert_int_equal(load(&cfg, 3, argv), CONFIG_ERROR);
+	unlink(conf_path);
+	/* A named file that does not exist is an error; the default path may be missing. */
+	assert_int_equal(load(&cfg, 3, argv), CONFIG_ERROR);
+}
+
+static void test_unknown_option(void **state)
+{
+	const char *argv[] = {"dlprofd", "--config", "/dev/null", "--nope"};
+	const char *argv2[] = {"dlprofd", "--config", "/dev/null", "stray"};
+	struct config *cfg;
+
+	(void)state;
+	assert_int_equal(load(&cfg, 4, argv), CONFIG_ERROR);
+	assert_int_equal(load(&cfg, 4, argv2), CONFIG_ERROR);
+}
+
+static void test_token_file(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	write_conf("s3cret\nignored second line\n");
+	char token_path[64];
+	snprintf(token_path, sizeof(token_path), "%s", conf_path);
+	const char *argv[] = {"dlprofd", "--config", "/dev/null", "--token-file", token_path};
+	assert_int_equal(load(&cfg, 5, argv), CONFIG_OK);
+	assert_string_equal(cfg->token, "s3cret");
+	config_free(cfg);
+	unlink(token_path);
+}
+
+static void test_restart_keys(void **state)
+{
+	const char *a1[] = {"dlprofd", "--config", "/dev/null", "--interval", "1", "--db", "/a"};
+	const char *a2[] = {"dlprofd", "--config", "/dev/null", "--interval", "2", "--db", "/b"};
+	struct config *x, *y;
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(load(&x, 7, a1), CONFIG_OK);
+	assert_int_equal(load(&y, 7, a2), CONFIG_OK);
+	config_restart_keys(x, y, buf, sizeof(buf));
+	/* interval is reloadable, db is not. */
+	assert_string_equal(buf, "db");
+	config_free(x);
+	config_free(y);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_file_then_flags),
+		cmocka_unit_test(test_flag_listen_replaces_file_listen),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_bad_file),
+		cmocka_unit_test(test_unknown_option),
+		cmocka_unit_test(test_token_file),
+		cmocka_unit_test(test_restart_keys),
+	};
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

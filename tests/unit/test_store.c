@@ -1,0 +1,264 @@
+/*
+ * The store: migrations on a new file, refusal of newer, foreign and
+ * non-SQLite files (left untouched), job rows, samples with their latest
+ * values, and concurrent writers all committed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "store.h"
+
+static const struct store_options opts = {.queue_limit = 1024, .readers = 2};
+
+struct fixture {
+	char dir[64];
+	char path[96];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/dlprof-store-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static int query_int(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int v = -1;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+static void test_migrations_on_new_file(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+
+	assert_non_null(st);
+	store_close(st);
+	assert_true(store_schema_version() >= 1);
+	assert_int_equal(query_int(f->path, "PRAGMA user_version"), store_schema_version());
+	assert_int_equal(query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+					    "('node','workloads','jobs','samples','trials')"), 5);
+	/* Reopening an up-to-date file migrates nothing and works. */
+	st = store_open(f->path, &opts);
+	assert_non_null(st);
+	store_close(st);
+}
+
+static void test_refuses_newer_schema(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	sqlite3 *db;
+
+	store_close(st);
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 100000", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_null(store_open(f->path, &opts));
+	assert_int_equal(query_int(f->path, "PRAGMA user_version"), 100000);
+}
+
+static void test_refuses_foreign_database(void **state)
+{
+	struct fixture *f = *state;
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE theirs(x); INSERT INTO theirs VALUES (1)", NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_null(store_open(f->path, &opts));
+	assert_int_equal(query_int(f->path, "SELECT count(*) FROM theirs"), 1);
+	assert_int_equal(query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'jobs'"), 0);
+}
+
+static void test_refuses_non_sqlite_file(void **state)
+{
+	struct fixture *f = *state;
+	FILE *fp = fopen(f->path, "w");
+	char buf[64] = {0};
+
+	fputs("precious text, not a database\n", fp);
+	fclose(fp);
+	assert_null(store_open(f->path, &opts));
+	fp = fopen(f->path, "r");
+	assert_non_null(fgets(buf, sizeof(buf), fp));
+	fclose(fp);
+	assert_string_equal(buf, "precious text, not a database\n");
+}
+
+static int64_t register_job(struct store *st, const char *workload, const char *params)
+{
+	struct job_spec spec = {.workload = workload, .params_json = params, .hw_class = "x86_64-test-2c-1numa-0gpu",
+				.pid = 123, .source = "registered", .started = 1000.0, .has_uid = true, .uid = 1000};
+	int64_t id = 0;
+
+	assert_int_equal(store_job_register(st, &spec, &id), STORE_OK);
+	assert_true(id > 0);
+	return id;
+}
+
+static void test_jobs(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	struct job_brief b;
+	json_t *list, *job;
+	int64_t a, c;
+
+	a = register_job(st, "lstm", "{\"batch\":64}");
+	c = register_job(st, "lstm", "{\"batch\":64}");
+	assert_int_equal(query_int(f->path, "SELECT count(*) FROM workloads"), 1);
+	assert_int_equal(store_job_brief(st, a, &b), STORE_OK);
+	assert_true(b.running && b.has_uid && b.uid == 1000);
+	assert_string_equal(b.workload, "lstm");
+	assert_int_equal(store_job_set_config(st, a, "{\"intra_threads\":2}"), STORE_OK);
+	assert_int_equal(store_job_end(st, c, 1010.0, true, 0), STORE_OK);
+	assert_int_equal(store_job_end(st, 9999, 1010.0, false, 0), STORE_ENOTFOUND);
+	assert_int_equal(store_job_brief(st, 9999, &b), STORE_ENOTFOUND);
+
+	assert_int_equal(store_jobs_list(st, "running", &list), STORE_OK);
+	assert_int_equal(json_array_size(list), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(list, 0), "id")), a);
+	json_decref(list);
+	assert_int_equal(store_jobs_list(st, "all", &list), STORE_OK);
+	assert_int_equal(json_array_size(list), 2);
+	json_decref(list);
+
+	assert_int_equal(store_job_get(st, a, &job), STORE_OK);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(job, "config"), "intra_threads")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(job, "params"), "batch")), 64);
+	json_decref(job);
+	assert_int_equal(store_job_get(st, 424242, &job), STORE_ENOTFOUND);
+	store_close(st);
+}
+
+static void test_samples_and_latest(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	struct sample s[200];
+	char names[100][16];
+	json_t *job, *latest;
+	int64_t id = register_job(st, "cnn", "{}");
+
+	/* 100 distinct series (more than the batch tracks) and two values each, newest second. */
+	for (int i = 0; i < 100; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%d", i);
+		s[i] = (struct sample){.job_id = id, .t = 2000.0 + i, .name = names[i], .value = 1.0, .phase = NULL};
+		s[100 + i] = (struct sample){.job_id = id, .t = 3000.0 + i, .name = names[i], .value = 2.0, .phase = "p"};
+	}
+	assert_int_equal(store_samples_write(st, s, 200), STORE_OK);
+	/* An older sample arriving later does not replace the latest value. */
+	s[0].t = 1.0;
+	s[0].value = -1.0;
+	assert_int_equal(store_samples_write(st, s, 1), STORE_OK);
+	assert_int_equal(store_job_get(st, id, &job), STORE_OK);
+	latest = json_object_get(job, "latest");
+	assert_int_equal(json_object_size(latest), 100);
+	for (int i = 0; i < 100; i++)
+		assert_true(json_real_value(json_object_get(latest, names[i])) == 2.0);
+	assert_int_equal(json_array_size(json_object_get(job, "phases")), 1);
+	json_decref(job);
+	store_close(st);
+	assert_int_equal(query_int(f->path, "SELECT count(*) FROM samples"), 201);
+}
+
+struct writer_arg {
+	struct store *st;
+	int64_t job;
+	int n;
+};
+
+static void *writer_thread(void *p)
+{
+	struct writer_arg *a = p;
+	for (int i = 0; i < a->n; i++) {
+		struct sample s = {.job_id = a->job, .t = 5000.0 + i, .name = "samples_per_s", .value = i};
+		if (i % 2 == 0)
+			assert_int_equal(store_samples_write(a->st, &s, 1), STORE_OK);
+		else
+			assert_int_equal(store_samples_post(a->st, &s, 1), STORE_OK);
+	}
+	return NULL;
+}
+
+static void test_concurrent_writers(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	pthread_t th[8];
+	struct writer_arg args[8];
+
+	for (int i = 0; i < 8; i++) {
+		args[i] = (struct writer_arg){st, register_job(st, "w", "{}"), 250};
+		pthread_create(&th[i], NULL, writer_thread, &args[i]);
+	}
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	/* Closing drains what was posted and not yet committed. */
+	store_close(st);
+	assert_int_equal(query_int(f->path, "SELECT count(*) FROM samples"), 8 * 250);
+}
+
+static void test_failed_op_leaves_the_store_writable(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	int64_t id;
+
+	assert_int_equal(store_job_set_config(st, 77, "{}"), STORE_ENOTFOUND);
+	id = register_job(st, "ok", "{}");
+	assert_true(id > 0);
+	assert_true(store_writable(st, NULL, 0));
+	store_close(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_migrations_on_new_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_foreign_database, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_non_sqlite_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_samples_and_latest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_op_leaves_the_store_writable, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}
