@@ -1,0 +1,1 @@
+# Benchmarks (bench/run): never part of make check; owned by the performance work.
