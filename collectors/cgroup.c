@@ -6,7 +6,6 @@
  * .../slurmstepd.scope/job_N/step_S/user/task_T.  The parser looks for the
  * segments, not for the prefixes, since sites relocate the hierarchy.
  */
-#include "config.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -11,7 +11,6 @@
  * a CPU this likwid knows.  Without it the collector still describes the
  * topology, and says why it cannot count.  Built only with HAVE_LIKWID.
  */
-#include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -143,6 +142,7 @@ likwid_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_l
 	int gid, m, t, n;
 	double *nl;
 
+	(void)out;  /* its values are per job: sample_job reads them */
 	if (!c->counting)
 		return COLLECTOR_OK;
 	gid = c->gids[c->cur];
@@ -198,6 +198,8 @@ likwid_sample_job(void *ctx, const struct collector_job *job, struct collector_o
 	double sum;
 	int m, t, used, rate;
 
+	(void)why;
+	(void)why_len;
 	if (!c->have_last || job->npids == 0)
 		return COLLECTOR_OK;
 	if (procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)job->pids[0]) < 0 ||
@@ -226,6 +228,7 @@ likwid_describe(void *ctx)
 	json_t *caches = json_array(), *o;
 	uint32_t i;
 
+	(void)ctx;  /* likwid keeps its topology itself */
 	for (i = 0; caches != NULL && i < topo->numCacheLevels; i++)
 		json_array_append_new(caches, json_pack("{s:i,s:I,s:i}", "level", (int)topo->cacheLevels[i].level,
 							"size_bytes", (json_int_t)topo->cacheLevels[i].size,

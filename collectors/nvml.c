@@ -9,7 +9,6 @@
  * documented ABI (nvml.h); the library's path may be overridden (tests point
  * it at a double under tests/nvml_double/).
  */
-#include "config.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -305,6 +304,8 @@ nvml_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	size_t i, k;
 	int gpus = 0;
 
+	(void)why;
+	(void)why_len;
 	for (i = 0; i < c->nprocs; i++)
 		for (k = 0; k < job->npids; k++)
 			if ((pid_t)c->procs[i].pid == job->pids[k]) {

@@ -8,7 +8,6 @@
  * Built only when configure finds PAPI (HAVE_PAPI); the registry lists it
  * under that guard.
  */
-#include "config.h"
 
 #include <papi.h>
 #include <stdio.h>

@@ -11,7 +11,6 @@
  * the job's samples say so (perf.multiplexed, perf.counted_share); a counter
  * that never ran gives no value rather than a zero.
  */
-#include "config.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>

@@ -2,7 +2,6 @@
  * Turns perf_event_open failures into reasons a person can act on.  See
  * perf_reason.h.
  */
-#include "config.h"
 
 #include <errno.h>
 #include <stdio.h>

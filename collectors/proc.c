@@ -10,7 +10,6 @@
  * dlprofd looked is counted into one interval.  Same arithmetic as top(1):
  * (utime + stime) difference over wall time.
  */
-#include "config.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,6 @@
  * directory.  See procfs.h.  Parsers are strict about what they need and
  * ignore what they do not, since kernels add fields at the ends of lines.
  */
-#include "config.h"
 
 #include <ctype.h>
 #include <dirent.h>

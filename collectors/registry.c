@@ -4,7 +4,6 @@
  * found their library; the others are listed as known so that
  * /api/v1/node can say why they are missing.
  */
-#include "config.h"
 
 #include <stdarg.h>
 #include <stdio.h>

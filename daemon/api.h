@@ -20,6 +20,10 @@ void api_job_get(const struct http_request *req, struct http_response *resp);
 void api_job_end(const struct http_request *req, struct http_response *resp);
 /* api_ingest.c */
 void api_job_metrics(const struct http_request *req, struct http_response *resp);
+/* api_series.c */
+void api_job_series(const struct http_request *req, struct http_response *resp);
+/* api_prometheus.c */
+void api_metrics(const struct http_request *req, struct http_response *resp);
 /* api_static.c */
 void api_static(const struct http_request *req, struct http_response *resp);
 

@@ -12,6 +12,8 @@ const struct route dlprof_routes[] = {
 	{"GET", "/api/v1/jobs/{id}", api_job_get, ACCESS_READ},
 	{"POST", "/api/v1/jobs/{id}/end", api_job_end, ACCESS_MUTATE},
 	{"POST", "/api/v1/jobs/{id}/metrics", api_job_metrics, ACCESS_MUTATE},
+	{"GET", "/api/v1/jobs/{id}/series", api_job_series, ACCESS_READ},
+	{"GET", "/metrics", api_metrics, ACCESS_READ},
 	{"GET", "/*", api_static, ACCESS_READ},
 	{NULL, NULL, NULL, ACCESS_READ},
 };

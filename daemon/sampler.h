@@ -8,6 +8,10 @@
 #define DLPROF_SAMPLER_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collector.h"
 
 struct app;
 struct sampler;
@@ -30,5 +34,40 @@ void sampler_set_interval(struct sampler *s, double interval_s);
  * status is "available" or "unavailable".  A new reference.
  */
 json_t *sampler_collectors_json(struct sampler *s);
+
+/* What the sampler spent on one job in the last tick. */
+struct sampler_job_cost {
+	int64_t id;
+	char workload[128];
+	double cpu_s;                  /* sampler thread CPU spent on it */
+	long threads;                  /* its threads */
+};
+
+struct sampler_collector_stat {
+	char name[16];
+	bool available;                /* up and not failing */
+	unsigned long long failures;   /* sampling failures since start */
+	double cpu_s;                  /* sampler thread CPU spent in it since start */
+};
+
+/* The last tick, as /metrics shows it: values, per-job cost, the sampler's own cost. */
+struct sampler_snapshot {
+	double t;                      /* the tick's unix time; 0 before the first tick */
+	struct collector_value *values;
+	size_t nvalues;
+	struct sampler_job_cost *jobs; /* the jobs sampled (running, with processes) */
+	size_t njobs;
+	struct sampler_collector_stat cols[8];
+	size_t ncols;
+	unsigned long long ticks;
+	double cpu_seconds_total;      /* sampler thread CPU since start */
+	double last_tick_cpu_s;
+	double last_tick_wall_s;
+	long threads;                  /* threads sampled in the last tick, all jobs */
+};
+
+/* A private copy of the last tick (free it with sampler_snapshot_free); -1 when out of memory. */
+int sampler_snapshot_get(struct sampler *s, struct sampler_snapshot *out);
+void sampler_snapshot_free(struct sampler_snapshot *snap);
 
 #endif

@@ -1,6 +1,7 @@
 # Schema migrations, numbered, applied in order; compiled into the daemon.
 MIGRATIONS = \
-	sql/001_initial.sql
+	sql/001_initial.sql \
+	sql/002_series_rollup.sql
 
 EXTRA_DIST += $(MIGRATIONS) build-aux/sql2c.sh
 BUILT_SOURCES += daemon/migrations.c

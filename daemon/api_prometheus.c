@@ -1,0 +1,211 @@
+/*
+ * GET /metrics: Prometheus text exposition (format 0.0.4).  Node, GPU and
+ * per-job figures come from the sampler's last tick (only running jobs, so
+ * ended jobs leave and cardinality stays bounded), named through the metric
+ * catalogue; then the sampler's own cost, the collectors' state, and the
+ * daemon's request, ingest, queue and allocator figures from stats.c.  Each
+ * family is written once, with its HELP and TYPE, as the format requires.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "app.h"
+#include "metrics.h"
+#include "sampler.h"
+#include "stats.h"
+
+static const char *const scope_prefix[] = {
+	[METRIC_NODE] = "dlprofd_node_",
+	[METRIC_JOB] = "dlprofd_job_",
+	[METRIC_GPU] = "dlprofd_gpu_",
+	[METRIC_MIG] = "dlprofd_gpu_",
+};
+
+/* Writes a label value with \, " and newline escaped. */
+static void
+put_label(FILE *out, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', out);
+		if (*v == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*v, out);
+	}
+}
+
+static void
+family_head(FILE *out, const char *prefix, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s%s %s.\n# TYPE %s%s %s\n", prefix, name, help, prefix, name, type);
+}
+
+static const struct sampler_job_cost *
+job_of(const struct sampler_snapshot *snap, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < snap->njobs; i++)
+		if (snap->jobs[i].id == id)
+			return &snap->jobs[i];
+	return NULL;
+}
+
+static void
+put_job_labels(FILE *out, const struct sampler_job_cost *j)
+{
+	fprintf(out, "job=\"%lld\",workload=\"", (long long)j->id);
+	put_label(out, j->workload);
+	fputc('"', out);
+}
+
+/* Whether value v belongs to catalogue row m; fills the GPU and MIG indices. */
+static int
+value_matches(const struct collector_value *v, const struct metric_info *m, int *gpu, int *mig)
+{
+	const char *rest;
+
+	if (m->scope == METRIC_GPU || m->scope == METRIC_MIG) {
+		if (v->job_id != 0 || metric_split_gpu(v->name, gpu, mig, &rest) < 0)
+			return 0;
+		return (m->scope == METRIC_MIG) == (*mig >= 0) && strcmp(rest, m->sample) == 0;
+	}
+	if ((m->scope == METRIC_NODE) != (v->job_id == 0))
+		return 0;
+	return strcmp(v->name, m->sample) == 0;
+}
+
+/* One catalogue row: its family head once, then every value that matches. */
+static void
+put_family(FILE *out, const struct sampler_snapshot *snap, const struct metric_info *m)
+{
+	const struct sampler_job_cost *j;
+	const struct collector_value *v;
+	int head = 0, gpu, mig;
+	size_t i;
+
+	for (i = 0; i < snap->nvalues; i++) {
+		v = &snap->values[i];
+		if (!value_matches(v, m, &gpu, &mig))
+			continue;
+		j = m->scope == METRIC_JOB ? job_of(snap, v->job_id) : NULL;
+		if (m->scope == METRIC_JOB && j == NULL)
+			continue;
+		if (!head++)
+			family_head(out, scope_prefix[m->scope], m->prom,
+				    m->type == METRIC_COUNTER ? "counter" : "gauge", m->help);
+		fprintf(out, "%s%s", scope_prefix[m->scope], m->prom);
+		if (m->scope == METRIC_JOB) {
+			fputc('{', out);
+			put_job_labels(out, j);
+			fputc('}', out);
+		} else if (m->scope == METRIC_GPU) {
+			fprintf(out, "{gpu=\"%d\"}", gpu);
+		} else if (m->scope == METRIC_MIG) {
+			fprintf(out, "{gpu=\"%d\",instance=\"%d\"}", gpu, mig);
+		}
+		fprintf(out, " %.17g\n", v->value * m->scale);
+	}
+}
+
+/* likwid's metrics carry their group and unit in labels: one family. */
+static void
+put_likwid(FILE *out, const struct sampler_snapshot *snap)
+{
+	const struct sampler_job_cost *j;
+	const char *group, *metric;
+	int head = 0;
+	size_t i;
+
+	for (i = 0; i < snap->nvalues; i++) {
+		if (strncmp(snap->values[i].name, "likwid.", 7) != 0 || (j = job_of(snap, snap->values[i].job_id)) == NULL)
+			continue;
+		group = snap->values[i].name + 7;
+		metric = strchr(group, '.');
+		if (metric == NULL)
+			continue;
+		if (!head++)
+			family_head(out, "dlprofd_job_", "likwid_metric", "gauge",
+				    "A likwid performance group metric on the job's cores, unit in the metric label");
+		fputs("dlprofd_job_likwid_metric{", out);
+		put_job_labels(out, j);
+		fprintf(out, ",group=\"%.*s\",metric=\"%s\"} %.17g\n", (int)(metric - group), group, metric + 1,
+			snap->values[i].value);
+	}
+}
+
+static void
+put_sampler(FILE *out, const struct sampler_snapshot *snap)
+{
+	size_t i;
+
+	family_head(out, "dlprofd_", "sampler_ticks_total", "counter", "Sampling ticks run");
+	fprintf(out, "dlprofd_sampler_ticks_total %llu\n", snap->ticks);
+	family_head(out, "dlprofd_", "sampler_cpu_seconds_total", "counter", "CPU time the sampler thread spent");
+	fprintf(out, "dlprofd_sampler_cpu_seconds_total %.9f\n", snap->cpu_seconds_total);
+	family_head(out, "dlprofd_", "sampler_tick_cpu_seconds", "gauge", "CPU time of the last tick");
+	fprintf(out, "dlprofd_sampler_tick_cpu_seconds %.9f\n", snap->last_tick_cpu_s);
+	family_head(out, "dlprofd_", "sampler_tick_duration_seconds", "gauge", "Wall time of the last tick");
+	fprintf(out, "dlprofd_sampler_tick_duration_seconds %.9f\n", snap->last_tick_wall_s);
+	family_head(out, "dlprofd_", "sampler_jobs", "gauge", "Jobs sampled in the last tick");
+	fprintf(out, "dlprofd_sampler_jobs %zu\n", snap->njobs);
+	family_head(out, "dlprofd_", "sampler_threads", "gauge", "Threads of the jobs sampled in the last tick");
+	fprintf(out, "dlprofd_sampler_threads %ld\n", snap->threads);
+	family_head(out, "dlprofd_", "sampler_cpu_seconds_per_thread", "gauge",
+		    "CPU time of the last tick divided by the threads sampled");
+	fprintf(out, "dlprofd_sampler_cpu_seconds_per_thread %.9f\n",
+		snap->threads > 0 ? snap->last_tick_cpu_s / (double)snap->threads : 0.0);
+	if (snap->njobs > 0)
+		family_head(out, "dlprofd_job_", "sampling_cpu_seconds", "gauge",
+			    "CPU time the collectors spent on the job in the last tick");
+	for (i = 0; i < snap->njobs; i++) {
+		fputs("dlprofd_job_sampling_cpu_seconds{", out);
+		put_job_labels(out, &snap->jobs[i]);
+		fprintf(out, "} %.9f\n", snap->jobs[i].cpu_s);
+	}
+	family_head(out, "dlprofd_", "collector_up", "gauge", "1 when the collector is available and not failing");
+	for (i = 0; i < snap->ncols; i++)
+		fprintf(out, "dlprofd_collector_up{collector=\"%s\"} %d\n", snap->cols[i].name, snap->cols[i].available);
+	family_head(out, "dlprofd_", "collector_failures_total", "counter", "Sampling failures of the collector");
+	for (i = 0; i < snap->ncols; i++)
+		fprintf(out, "dlprofd_collector_failures_total{collector=\"%s\"} %llu\n", snap->cols[i].name,
+			snap->cols[i].failures);
+	family_head(out, "dlprofd_", "collector_cpu_seconds_total", "counter", "CPU time spent in the collector");
+	for (i = 0; i < snap->ncols; i++)
+		fprintf(out, "dlprofd_collector_cpu_seconds_total{collector=\"%s\"} %.9f\n", snap->cols[i].name,
+			snap->cols[i].cpu_s);
+}
+
+void
+api_metrics(const struct http_request *req, struct http_response *resp)
+{
+	struct sampler_snapshot snap;
+	char *body = NULL;
+	size_t len = 0;
+	unsigned i;
+	FILE *out;
+
+	out = open_memstream(&body, &len);
+	if (out == NULL) {
+		http_reply_error(resp, 503, "unavailable", "out of memory");
+		return;
+	}
+	if (req->app->sampler != NULL && sampler_snapshot_get(req->app->sampler, &snap) == 0) {
+		for (i = 0; i < metric_catalogue_len; i++)
+			put_family(out, &snap, &metric_catalogue[i]);
+		put_likwid(out, &snap);
+		put_sampler(out, &snap);
+		sampler_snapshot_free(&snap);
+	}
+	if (req->app->stats != NULL)
+		stats_prometheus(req->app->stats, req->app->store, out);
+	if (fclose(out) != 0) {
+		free(body);
+		http_reply_error(resp, 503, "unavailable", "out of memory");
+		return;
+	}
+	http_reply_text(resp, 200, "text/plain; version=0.0.4; charset=utf-8", body, len);
+}

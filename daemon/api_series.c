@@ -1,0 +1,93 @@
+/*
+ * GET /api/v1/jobs/{id}/series?name=&from=&to=&step=[&phase=]: one time
+ * series of a job (id 0: the node), downsampled by the store to at most
+ * about STORE_SERIES_MAX_POINTS points, with the unit the metric catalogue
+ * gives its name.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "app.h"
+#include "metrics.h"
+#include "store.h"
+#include "store_series.h"
+#include "validate.h"
+
+/* Parses an optional finite number argument; replies 400 and returns -1 when malformed. */
+static int
+query_number(const struct http_request *req, struct http_response *resp, const char *key, bool *has, double *v)
+{
+	const char *text = http_query(req, key);
+	char *end;
+
+	*has = false;
+	if (text == NULL || *text == '\0')
+		return 0;
+	errno = 0;
+	*v = strtod(text, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(*v)) {
+		http_reply_error(resp, 400, "bad_request", "%s must be a number (unix seconds, or seconds for step)",
+				 key);
+		return -1;
+	}
+	*has = true;
+	return 0;
+}
+
+static int
+series_query(const struct http_request *req, struct http_response *resp, struct store_series_query *q)
+{
+	const char *id = http_param(req, "id");
+
+	memset(q, 0, sizeof(*q));
+	if (id == NULL || strcmp(id, "0") != 0) {
+		if (api_job_id(req, resp, &q->job_id) < 0)
+			return -1;
+	}
+	q->name = http_query(req, "name");
+	if (q->name == NULL || !validate_metric_name(q->name)) {
+		http_reply_error(resp, 400, "bad_request", "name is required: a metric name matching [a-z0-9_.]{1,64}");
+		return -1;
+	}
+	q->phase = http_query(req, "phase");
+	if (q->phase != NULL && !validate_label(q->phase, VALIDATE_NAME_MAX)) {
+		http_reply_error(resp, 400, "bad_request", "phase must be printable text of 1 to 64 bytes");
+		return -1;
+	}
+	if (query_number(req, resp, "from", &q->has_from, &q->from) < 0 ||
+	    query_number(req, resp, "to", &q->has_to, &q->to) < 0 ||
+	    query_number(req, resp, "step", &q->has_step, &q->step) < 0)
+		return -1;
+	if (q->has_from && q->has_to && q->to < q->from) {
+		http_reply_error(resp, 400, "bad_request", "to (%.3f) is before from (%.3f)", q->to, q->from);
+		return -1;
+	}
+	if (q->has_step && !(q->step > 0)) {
+		http_reply_error(resp, 400, "bad_request", "step must be a positive number of seconds");
+		return -1;
+	}
+	return 0;
+}
+
+void
+api_job_series(const struct http_request *req, struct http_response *resp)
+{
+	struct store_series_query q;
+	json_t *points = NULL;
+	double from, to;
+	int r;
+
+	if (series_query(req, resp, &q) < 0)
+		return;
+	r = store_series(req->app->store, &q, &points, &from, &to);
+	if (r != STORE_OK) {
+		api_store_error(resp, r, "job");
+		return;
+	}
+	http_reply_json(resp, 200,
+			json_pack("{s:s,s:s,s:I,s:f,s:f,s:o}", "name", q.name, "unit", metric_unit(q.name), "job",
+				  (json_int_t)q.job_id, "from", from, "to", to, "points", points));
+}

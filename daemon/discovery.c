@@ -1,0 +1,603 @@
+/*
+ * Job discovery (see discovery.h).  Every tick it reads /proc/PID/stat of
+ * every process (as top does) for the parent links, start times and thread
+ * counts; a process seen for the first time (pid and start time) is also
+ * classified once: its cgroup path (Slurm job_N, v1 or v2) or, failing that,
+ * SLURM_JOB_ID in its environment.  A job's processes are its seeds (the
+ * registered pid, the members of its Slurm job, and last tick's members that
+ * still live, which keeps orphans reparented to init in the job) and all
+ * their descendants.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "cgroup.h"
+#include "discovery.h"
+#include "log.h"
+#include "node.h"
+#include "procfs.h"
+#include "store.h"
+#include "store_series.h"
+#include "tuner.h"
+
+/* Seconds a registered pid's process may have started after the job: clock granularity. */
+#define DISCOVERY_START_SLACK_S 2.0
+
+/* What a process's cgroup or environment says, read once per process. */
+struct disc_info {
+	int64_t slurm_job;           /* 0: none */
+	struct cgroup_slurm cg;      /* cg.job != 0 when found from the cgroup */
+	char job_name[64];           /* SLURM_JOB_NAME when readable */
+};
+
+struct disc_proc {
+	pid_t pid, ppid;
+	unsigned long long starttime;
+	double start_unix;
+	long threads;
+	char comm[64];
+	struct disc_info *info;      /* owned; moves from tick to tick */
+	int mark;                    /* expansion pass that last took it */
+};
+
+/* A job's members of the last tick, to keep orphans and notice the end. */
+struct disc_member {
+	pid_t pid;
+	unsigned long long starttime;
+};
+
+struct disc_edge {
+	pid_t ppid;
+	size_t idx;                  /* the child, in procs */
+};
+
+struct disc_state {
+	int64_t id;
+	struct disc_member *m;
+	size_t n;
+	bool seen;                   /* had processes once */
+};
+
+struct discovery {
+	struct app *app;
+	char proc_root[256];
+	long hz;
+	double btime;
+	struct disc_proc *procs;     /* this tick's processes, ascending pid */
+	size_t nprocs;
+	struct disc_edge *by_ppid;   /* parent links, ascending ppid */
+	struct disc_state *states;
+	size_t nstates;
+	struct discovery_job *jobs;  /* this tick's answer */
+	size_t njobs;
+	int64_t *gone;
+	size_t ngone;
+	int pass;
+};
+
+struct discovery *
+discovery_new(struct app *app, const char *proc_root)
+{
+	struct discovery *d = calloc(1, sizeof(*d));
+	struct procfs_cpu cpu;
+	char buf[16384];
+
+	if (d == NULL) {
+		log_warn("%s: calloc", __func__);
+		return NULL;
+	}
+	d->app = app;
+	snprintf(d->proc_root, sizeof(d->proc_root), "%s", proc_root);
+	d->hz = procfs_hz();
+	if (procfs_readf(buf, sizeof(buf), "%s/stat", proc_root) >= 0 && procfs_parse_cpu(buf, &cpu) == 0)
+		d->btime = (double)cpu.btime;
+	return d;
+}
+
+static void
+free_jobs(struct discovery *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->njobs; i++)
+		free(d->jobs[i].pids);
+	free(d->jobs);
+	d->jobs = NULL;
+	d->njobs = 0;
+}
+
+static void
+free_procs(struct disc_proc *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(p[i].info);
+	free(p);
+}
+
+void
+discovery_free(struct discovery *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	free_jobs(d);
+	free_procs(d->procs, d->nprocs);
+	free(d->by_ppid);
+	for (i = 0; i < d->nstates; i++)
+		free(d->states[i].m);
+	free(d->states);
+	free(d->gone);
+	free(d);
+}
+
+/* Reads what a new process's cgroup and environment say about Slurm. */
+static struct disc_info *
+classify(struct discovery *d, pid_t pid)
+{
+	struct disc_info *info = calloc(1, sizeof(*info));
+	char buf[16384], val[32];
+	ssize_t n;
+
+	if (info == NULL)
+		return NULL;
+	if (procfs_readf(buf, sizeof(buf), "%s/%d/cgroup", d->proc_root, (int)pid) >= 0 &&
+	    cgroup_parse_slurm(buf, &info->cg) == 1)
+		info->slurm_job = info->cg.job;
+	/* The environment is readable for our own user's processes, or with privilege. */
+	n = procfs_readf(buf, sizeof(buf), "%s/%d/environ", d->proc_root, (int)pid);
+	if (n > 0) {
+		if (info->slurm_job == 0 && procfs_environ_get(buf, (size_t)n, "SLURM_JOB_ID", val, sizeof(val)) == 0)
+			info->slurm_job = strtoll(val, NULL, 10);
+		procfs_environ_get(buf, (size_t)n, "SLURM_JOB_NAME", info->job_name, sizeof(info->job_name));
+	}
+	return info;
+}
+
+static int
+cmp_proc(const void *a, const void *b)
+{
+	pid_t x = ((const struct disc_proc *)a)->pid, y = ((const struct disc_proc *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+static struct disc_proc *
+find_proc(struct disc_proc *v, size_t n, pid_t pid)
+{
+	struct disc_proc key = {.pid = pid};
+
+	return n ? bsearch(&key, v, n, sizeof(key), cmp_proc) : NULL;
+}
+
+/* One process into the new table; its classification carried over when known. */
+static void
+scan_one(struct discovery *d, pid_t pid, struct disc_proc *np, size_t *nn)
+{
+	struct procfs_stat st;
+	struct disc_proc *old, *p;
+	char buf[4096];
+
+	if (procfs_readf(buf, sizeof(buf), "%s/%d/stat", d->proc_root, (int)pid) < 0 ||
+	    procfs_parse_stat(buf, &st) < 0)
+		return;
+	p = &np[(*nn)++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = st.ppid;
+	p->starttime = st.starttime;
+	p->start_unix = d->btime + (double)st.starttime / (double)d->hz;
+	p->threads = st.num_threads;
+	snprintf(p->comm, sizeof(p->comm), "%s", st.comm);
+	old = find_proc(d->procs, d->nprocs, pid);
+	if (old != NULL && old->starttime == st.starttime && old->info != NULL) {
+		p->info = old->info;
+		old->info = NULL;
+	} else if (pid != 2 && st.ppid != 2) {
+		/* Kernel threads (children of kthreadd) belong to no job. */
+		p->info = classify(d, pid);
+	}
+}
+
+static int
+cmp_edge(const void *a, const void *b)
+{
+	pid_t x = ((const struct disc_edge *)a)->ppid, y = ((const struct disc_edge *)b)->ppid;
+
+	return (x > y) - (x < y);
+}
+
+static int
+scan_procs(struct discovery *d)
+{
+	struct disc_proc *np;
+	pid_t *pids;
+	ssize_t n, i;
+	size_t nn = 0, k;
+
+	n = procfs_list_ids(d->proc_root, &pids);
+	if (n < 0) {
+		log_warn("%s: %s", __func__, d->proc_root);
+		return -1;
+	}
+	np = calloc((size_t)n + 1, sizeof(*np));
+	if (np == NULL) {
+		free(pids);
+		log_warn("%s: calloc", __func__);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		scan_one(d, pids[i], np, &nn);
+	free(pids);
+	free_procs(d->procs, d->nprocs);
+	d->procs = np;
+	d->nprocs = nn;
+	free(d->by_ppid);
+	d->by_ppid = calloc(nn + 1, sizeof(*d->by_ppid));
+	if (d->by_ppid == NULL)
+		return -1;
+	for (k = 0; k < nn; k++)
+		d->by_ppid[k] = (struct disc_edge){np[k].ppid, k};
+	qsort(d->by_ppid, nn, sizeof(*d->by_ppid), cmp_edge);
+	return 0;
+}
+
+/* A growing list of process indices for one job. */
+struct disc_set {
+	size_t *idx;
+	size_t n, cap;
+};
+
+static int
+set_add(struct disc_set *s, size_t idx)
+{
+	size_t *nv, cap;
+
+	if (s->n == s->cap) {
+		cap = s->cap ? s->cap * 2 : 16;
+		nv = realloc(s->idx, cap * sizeof(*nv));
+		if (nv == NULL)
+			return -1;
+		s->idx = nv;
+		s->cap = cap;
+	}
+	s->idx[s->n++] = idx;
+	return 0;
+}
+
+/* Adds a seed process unless this pass took it already. */
+static void
+seed(struct discovery *d, struct disc_set *s, struct disc_proc *p)
+{
+	if (p == NULL || p->mark == d->pass)
+		return;
+	p->mark = d->pass;
+	set_add(s, (size_t)(p - d->procs));
+}
+
+/* Adds every descendant of the set's processes (breadth first, over the ppid index). */
+static void
+expand(struct discovery *d, struct disc_set *s)
+{
+	struct disc_edge key;
+	struct disc_edge *e, *end = d->by_ppid + d->nprocs;
+	size_t i, lo, hi, mid;
+
+	for (i = 0; i < s->n; i++) {
+		key.ppid = d->procs[s->idx[i]].pid;
+		lo = 0;
+		hi = d->nprocs;
+		while (lo < hi) {
+			mid = (lo + hi) / 2;
+			if (d->by_ppid[mid].ppid < key.ppid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (e = d->by_ppid + lo; e < end && e->ppid == key.ppid; e++)
+			seed(d, s, &d->procs[e->idx]);
+	}
+}
+
+static struct disc_state *
+state_find(struct discovery *d, int64_t id, bool create)
+{
+	struct disc_state *ns;
+	size_t i;
+
+	for (i = 0; i < d->nstates; i++)
+		if (d->states[i].id == id)
+			return &d->states[i];
+	if (!create)
+		return NULL;
+	ns = realloc(d->states, (d->nstates + 1) * sizeof(*ns));
+	if (ns == NULL)
+		return NULL;
+	d->states = ns;
+	memset(&ns[d->nstates], 0, sizeof(*ns));
+	ns[d->nstates].id = id;
+	return &ns[d->nstates++];
+}
+
+/* The registered job's own process, unless its pid now names a later process. */
+static struct disc_proc *
+registered_root(struct discovery *d, const struct store_running_job *rj)
+{
+	struct disc_proc *p;
+
+	if (rj->pid <= 0)
+		return NULL;
+	p = find_proc(d->procs, d->nprocs, (pid_t)rj->pid);
+	if (p == NULL || p->start_unix > rj->started + DISCOVERY_START_SLACK_S)
+		return NULL;
+	return p;
+}
+
+static void
+seed_members(struct discovery *d, struct disc_state *stt, struct disc_set *s)
+{
+	struct disc_proc *p;
+	size_t i;
+
+	for (i = 0; stt != NULL && i < stt->n; i++) {
+		p = find_proc(d->procs, d->nprocs, stt->m[i].pid);
+		if (p != NULL && p->starttime == stt->m[i].starttime)
+			seed(d, s, p);
+	}
+}
+
+static void
+seed_slurm(struct discovery *d, int64_t slurm_job, struct disc_set *s, struct discovery_job *out)
+{
+	size_t i;
+
+	for (i = 0; slurm_job > 0 && i < d->nprocs; i++) {
+		if (d->procs[i].info == NULL || d->procs[i].info->slurm_job != slurm_job)
+			continue;
+		if (out->cgroup[0] == '\0' && d->procs[i].info->cg.job == slurm_job) {
+			snprintf(out->cgroup, sizeof(out->cgroup), "%s", d->procs[i].info->cg.path);
+			out->cgroup_version = d->procs[i].info->cg.version;
+		}
+		seed(d, s, &d->procs[i]);
+	}
+}
+
+static int64_t
+slurm_of(const struct store_running_job *rj)
+{
+	if (strncmp(rj->external_id, "slurm:", 6) != 0)
+		return 0;
+	return strtoll(rj->external_id + 6, NULL, 10);
+}
+
+/* Registers a Slurm job found on the node; appends it to the running list. */
+static void
+register_slurm(struct discovery *d, int64_t slurm_job, double now, struct store_running_job **running, size_t *n)
+{
+	const struct disc_proc *first = NULL;
+	struct store_running_job *nr, *rj;
+	struct job_spec spec;
+	char ext[64], name[128];
+	const char *src;
+	size_t i, o = 0;
+	int64_t id;
+
+	for (i = 0; i < d->nprocs; i++)
+		if (d->procs[i].info != NULL && d->procs[i].info->slurm_job == slurm_job &&
+		    (first == NULL || d->procs[i].start_unix < first->start_unix ||
+		     (first->info->job_name[0] == '\0' && d->procs[i].info->job_name[0] != '\0')))
+			first = &d->procs[i];
+	if (first == NULL)
+		return;
+	/* The Slurm job name when readable, else the command: printable text only. */
+	src = first->info->job_name[0] != '\0' ? first->info->job_name : first->comm;
+	for (i = 0; src[i] != '\0' && o + 1 < sizeof(name); i++)
+		if ((unsigned char)src[i] >= 0x20 && src[i] != 0x7f)
+			name[o++] = src[i];
+	name[o] = '\0';
+	snprintf(ext, sizeof(ext), "slurm:%lld", (long long)slurm_job);
+	memset(&spec, 0, sizeof(spec));
+	spec.workload = name[0] != '\0' ? name : "slurm-job";
+	spec.params_json = "{}";
+	spec.hw_class = d->app->node != NULL ? d->app->node->hw_class : "unknown";
+	spec.external_id = ext;
+	spec.objective = "throughput";
+	spec.source = "slurm";
+	spec.command = first->comm;
+	spec.started = first->start_unix > 0 ? first->start_unix : now;
+	if (store_job_register(d->app->store, &spec, &id) != STORE_OK)
+		return;
+	log_info("%s: Slurm job %lld registered as job %lld (%s)", __func__, (long long)slurm_job, (long long)id,
+		 spec.workload);
+	nr = realloc(*running, (*n + 1) * sizeof(*nr));
+	if (nr == NULL)
+		return;
+	*running = nr;
+	rj = &nr[(*n)++];
+	memset(rj, 0, sizeof(*rj));
+	rj->id = id;
+	rj->started = spec.started;
+	snprintf(rj->external_id, sizeof(rj->external_id), "%s", ext);
+	snprintf(rj->workload, sizeof(rj->workload), "%s", spec.workload);
+	snprintf(rj->source, sizeof(rj->source), "slurm");
+}
+
+/* Registers the Slurm jobs on the node that the store does not know yet. */
+static void
+register_new_slurm_jobs(struct discovery *d, double now, struct store_running_job **running, size_t *n)
+{
+	int64_t job, done[64];
+	size_t i, k, ndone = 0;
+
+	for (i = 0; i < d->nprocs; i++) {
+		if (d->procs[i].info == NULL || (job = d->procs[i].info->slurm_job) <= 0)
+			continue;
+		for (k = 0; k < ndone && done[k] != job; k++)
+			;
+		if (k < ndone)
+			continue;
+		if (ndone < sizeof(done) / sizeof(done[0]))
+			done[ndone++] = job;
+		for (k = 0; k < *n && slurm_of(&(*running)[k]) != job; k++)
+			;
+		if (k == *n)
+			register_slurm(d, job, now, running, n);
+	}
+}
+
+static void
+end_job(struct discovery *d, int64_t id, double now)
+{
+	if (store_job_end(d->app->store, id, now, false, 0) != STORE_OK)
+		return;
+	if (d->app->tuner != NULL)
+		tuner_job_end(d->app->tuner, id);
+	log_info("%s: job %lld ended: no process left", __func__, (long long)id);
+}
+
+static int
+cmp_pid_t(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Turns a job's process set into its answer row and its remembered members. */
+static int
+publish_job(struct discovery *d, const struct store_running_job *rj, struct disc_state *stt,
+	    const struct disc_set *s, struct discovery_job *out)
+{
+	struct disc_member *m;
+	size_t i;
+
+	out->id = rj->id;
+	snprintf(out->workload, sizeof(out->workload), "%s", rj->workload);
+	out->pids = calloc(s->n, sizeof(*out->pids));
+	m = calloc(s->n, sizeof(*m));
+	if (out->pids == NULL || m == NULL) {
+		free(out->pids);
+		free(m);
+		out->pids = NULL;
+		return -1;
+	}
+	for (i = 0; i < s->n; i++) {
+		const struct disc_proc *p = &d->procs[s->idx[i]];
+
+		out->pids[i] = p->pid;
+		out->threads += p->threads;
+		m[i] = (struct disc_member){p->pid, p->starttime};
+	}
+	out->npids = s->n;
+	qsort(out->pids, out->npids, sizeof(*out->pids), cmp_pid_t);
+	free(stt->m);
+	stt->m = m;
+	stt->n = s->n;
+	stt->seen = true;
+	return 0;
+}
+
+/* One running job: its processes now, or its end. */
+static void
+assemble_job(struct discovery *d, const struct store_running_job *rj, double now)
+{
+	struct disc_state *stt = state_find(d, rj->id, true);
+	struct discovery_job *out = &d->jobs[d->njobs];
+	struct disc_set s = {0};
+
+	memset(out, 0, sizeof(*out));
+	d->pass++;
+	seed(d, &s, registered_root(d, rj));
+	seed_members(d, stt, &s);
+	seed_slurm(d, slurm_of(rj), &s, out);
+	expand(d, &s);
+	if (s.n > 0 && stt != NULL) {
+		if (publish_job(d, rj, stt, &s, out) == 0)
+			d->njobs++;
+	} else if (rj->pid > 0 || (stt != NULL && stt->seen)) {
+		end_job(d, rj->id, now);
+	}
+	free(s.idx);
+}
+
+static bool
+has_job(const struct discovery *d, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < d->njobs; i++)
+		if (d->jobs[i].id == id)
+			return true;
+	return false;
+}
+
+/*
+ * Keeps the states of jobs with processes now, and of running jobs never seen
+ * yet (a Slurm job registered by its prologue before its processes appear);
+ * fills the gone list with last tick's jobs that have no processes now.
+ */
+static void
+settle(struct discovery *d, const int64_t *prev, size_t nprev, const struct store_running_job *running, size_t n)
+{
+	size_t i, k, keep = 0;
+	bool in_running;
+
+	for (i = 0; i < d->nstates; i++) {
+		for (k = 0, in_running = false; k < n && !in_running; k++)
+			in_running = running[k].id == d->states[i].id;
+		if (has_job(d, d->states[i].id) || (in_running && !d->states[i].seen))
+			d->states[keep++] = d->states[i];
+		else
+			free(d->states[i].m);
+	}
+	d->nstates = keep;
+	d->ngone = 0;
+	for (i = 0; i < nprev; i++)
+		if (!has_job(d, prev[i]))
+			d->gone[d->ngone++] = prev[i];
+}
+
+int
+discovery_update(struct discovery *d, double now, const struct discovery_job **jobs, size_t *njobs,
+		 const int64_t **gone, size_t *ngone)
+{
+	struct store_running_job *running = NULL;
+	int64_t *prev = NULL;
+	size_t nrunning = 0, nprev = d->njobs, i;
+
+	if (scan_procs(d) < 0)
+		return -1;
+	if (store_jobs_running(d->app->store, &running, &nrunning) != STORE_OK)
+		nrunning = 0;
+	register_new_slurm_jobs(d, now, &running, &nrunning);
+	prev = calloc(nprev + 1, sizeof(*prev));
+	for (i = 0; prev != NULL && i < nprev; i++)
+		prev[i] = d->jobs[i].id;
+	free_jobs(d);
+	free(d->gone);
+	d->jobs = calloc(nrunning + 1, sizeof(*d->jobs));
+	d->gone = calloc(nprev + 1, sizeof(*d->gone));
+	if (prev == NULL || d->jobs == NULL || d->gone == NULL) {
+		free(prev);
+		free(running);
+		log_warn("%s: calloc", __func__);
+		return -1;
+	}
+	for (i = 0; i < nrunning; i++)
+		assemble_job(d, &running[i], now);
+	settle(d, prev, nprev, running, nrunning);
+	free(prev);
+	free(running);
+	*jobs = d->jobs;
+	*njobs = d->njobs;
+	*gone = d->gone;
+	*ngone = d->ngone;
+	return 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * Job discovery: which processes make up each job, refreshed every sampler
+ * tick.  Jobs come from the store (registered with a pid: that process and
+ * its descendants) and from Slurm (processes in a cgroup with a job_N
+ * segment, or with SLURM_JOB_ID in an environment dlprofd may read); a Slurm
+ * job not yet in the store is registered as source "slurm".  A job whose
+ * processes are all gone is marked ended in the store (and the tuner told).
+ * Used by the sampler thread only.
+ */
+#ifndef DLPROF_DISCOVERY_H
+#define DLPROF_DISCOVERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct app;
+struct discovery;
+
+struct discovery_job {
+	int64_t id;
+	char workload[128];
+	pid_t *pids;                 /* ascending */
+	size_t npids;
+	char cgroup[512];            /* "" when none */
+	int cgroup_version;
+	long threads;                /* sum of num_threads over its processes */
+};
+
+struct discovery *discovery_new(struct app *app, const char *proc_root);
+void discovery_free(struct discovery *d);
+
+/*
+ * Rescans /proc and the store's running jobs.  *jobs: the jobs with at least
+ * one process; *gone: ids sampled last time and not now (ended here or
+ * elsewhere).  Both stay valid until the next call.  -1 after logging when
+ * /proc cannot be read.
+ */
+int discovery_update(struct discovery *d, double now, const struct discovery_job **jobs, size_t *njobs,
+		     const int64_t **gone, size_t *ngone);
+
+#endif

@@ -1,0 +1,500 @@
+/*
+ * The sampler thread (see sampler.h).  Each tick: discovery finds the jobs
+ * and their processes, every collector that is up samples the node and each
+ * job, the values go to the store's writer as one posted batch, and a
+ * snapshot of them is published for /metrics.  The core handles failure, as
+ * collectd does: a collector whose init fails is retried with a doubling
+ * interval, one whose sampling fails is suspended with a doubling interval,
+ * and each change of state is logged once.  Its own cost is measured with
+ * the thread's CPU clock, per collector and per job.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#include "clock.h"
+#include "collector.h"
+#include "discovery.h"
+#include "log.h"
+#include "sampler.h"
+#include "store.h"
+#include "store_series.h"
+
+#define SAMPLER_MAX_COLLECTORS 8
+/* Longest wait between retries of a failing collector. */
+#define SAMPLER_BACKOFF_MAX_S 600.0
+/* How often retention runs. */
+#define SAMPLER_ROLLUP_EVERY_S 3600.0
+
+struct sampler_col {
+	const struct collector *c;
+	void *ctx;                       /* NULL: not initialised */
+	char reason[256];                /* why unavailable, or a note on what works in part */
+	bool failing;                    /* sampling failed last time */
+	double backoff_s;                /* current retry interval; 0: none */
+	double next_try;                 /* monotonic time of the next init or sample */
+	unsigned long long failures;
+	double cpu_s;                    /* thread CPU spent in it, total */
+	json_t *detail;                  /* its describe(), or NULL */
+};
+
+/* What /api/v1/node and /metrics read; guarded by sampler.lock. */
+struct sampler_pub {
+	struct sampler_snapshot snap;
+	json_t *collectors;              /* array of {name, status, reason[, detail]} */
+};
+
+struct sampler {
+	struct app *app;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;                       /* under lock */
+	double interval_s;               /* under lock */
+	char proc_root[256], sys_root[256], nvml_library[512];
+	struct collector_env env;
+	double retention_days;
+	double next_rollup;
+	struct sampler_col col[SAMPLER_MAX_COLLECTORS];
+	size_t ncol;
+	struct discovery *disc;
+	struct collector_out out;
+	struct sample *batch;            /* scratch for the store */
+	size_t batch_cap;
+	unsigned long long ticks;
+	double cpu_total_s;
+	struct sampler_pub pub;          /* under lock */
+};
+
+static double
+thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double
+current_interval(struct sampler *s)
+{
+	double v;
+
+	pthread_mutex_lock(&s->lock);
+	v = s->interval_s;
+	pthread_mutex_unlock(&s->lock);
+	return v;
+}
+
+/* A failure: wait twice as long as last time before the next try. */
+static void
+col_back_off(struct sampler *s, struct sampler_col *sc, double mono)
+{
+	double interval = current_interval(s);
+
+	sc->backoff_s = sc->backoff_s > 0 ? sc->backoff_s * 2 : interval * 2;
+	if (sc->backoff_s > SAMPLER_BACKOFF_MAX_S)
+		sc->backoff_s = SAMPLER_BACKOFF_MAX_S;
+	sc->next_try = mono + sc->backoff_s;
+}
+
+static void
+col_try_init(struct sampler *s, struct sampler_col *sc, double mono)
+{
+	char why[256] = "";
+
+	sc->ctx = sc->c->init(&s->env, why, sizeof(why));
+	if (sc->ctx == NULL) {
+		if (strcmp(why, sc->reason) != 0 || sc->backoff_s == 0)
+			log_info("collector %s unavailable: %s", sc->c->name, why);
+		snprintf(sc->reason, sizeof(sc->reason), "%s", why[0] ? why : "initialisation failed");
+		col_back_off(s, sc, mono);
+		return;
+	}
+	if (why[0] != '\0')
+		log_info("collector %s available (%s)", sc->c->name, why);
+	else
+		log_info("collector %s available", sc->c->name);
+	snprintf(sc->reason, sizeof(sc->reason), "%s", why);
+	sc->backoff_s = 0;
+	sc->next_try = 0;
+	sc->failing = false;
+	json_decref(sc->detail);
+	sc->detail = sc->c->describe != NULL ? sc->c->describe(sc->ctx) : NULL;
+}
+
+/* Applies a sampling result: back off, reinitialise later, or recover. */
+static void
+col_result(struct sampler *s, struct sampler_col *sc, int rc, const char *why, double mono)
+{
+	if (rc == COLLECTOR_OK) {
+		if (sc->failing)
+			log_info("collector %s recovered", sc->c->name);
+		sc->failing = false;
+		sc->backoff_s = 0;
+		return;
+	}
+	sc->failures++;
+	if (!sc->failing)
+		log_warnx("collector %s failed: %s; retrying with backoff", sc->c->name, why);
+	sc->failing = true;
+	col_back_off(s, sc, mono);
+	if (rc == COLLECTOR_UNSUPPORTED) {
+		snprintf(sc->reason, sizeof(sc->reason), "%s", why);
+		sc->c->fini(sc->ctx);
+		sc->ctx = NULL;
+		json_decref(sc->detail);
+		sc->detail = NULL;
+	}
+}
+
+/* One collector over the node and every job; adds per-job CPU cost to cost[]. */
+static void
+col_run(struct sampler *s, struct sampler_col *sc, const struct discovery_job *jobs, size_t njobs, double *cost,
+	double mono)
+{
+	struct collector_job cj;
+	char why[256] = "";
+	double c0, c1;
+	size_t i;
+	int rc = COLLECTOR_OK;
+
+	if (sc->ctx == NULL && mono < sc->next_try)
+		return;
+	c0 = thread_cpu_s();
+	if (sc->ctx == NULL)
+		col_try_init(s, sc, mono);
+	if (sc->ctx == NULL || mono < sc->next_try) {
+		sc->cpu_s += thread_cpu_s() - c0;
+		return;
+	}
+	if (sc->c->sample_node != NULL)
+		rc = sc->c->sample_node(sc->ctx, &s->out, why, sizeof(why));
+	for (i = 0; rc == COLLECTOR_OK && sc->c->sample_job != NULL && i < njobs; i++) {
+		cj.id = jobs[i].id;
+		cj.pids = jobs[i].pids;
+		cj.npids = jobs[i].npids;
+		cj.cgroup = jobs[i].cgroup[0] != '\0' ? jobs[i].cgroup : NULL;
+		cj.cgroup_version = jobs[i].cgroup_version;
+		c1 = thread_cpu_s();
+		rc = sc->c->sample_job(sc->ctx, &cj, &s->out, why, sizeof(why));
+		cost[i] += thread_cpu_s() - c1;
+	}
+	col_result(s, sc, rc, why, mono);
+	sc->cpu_s += thread_cpu_s() - c0;
+}
+
+/* Hands the tick's values to the writer; the store copies them. */
+static void
+post_samples(struct sampler *s)
+{
+	struct sample *nb;
+	size_t i;
+	int r;
+
+	if (s->out.n == 0)
+		return;
+	if (s->out.n > s->batch_cap) {
+		nb = realloc(s->batch, s->out.n * sizeof(*nb));
+		if (nb == NULL) {
+			log_warn("%s: realloc", __func__);
+			return;
+		}
+		s->batch = nb;
+		s->batch_cap = s->out.n;
+	}
+	for (i = 0; i < s->out.n; i++)
+		s->batch[i] = (struct sample){s->out.v[i].job_id, s->out.v[i].t, s->out.v[i].name, s->out.v[i].value,
+					      NULL};
+	r = store_samples_post(s->app->store, s->batch, s->out.n);
+	if (r != STORE_OK)
+		log_debug("%s: %zu samples dropped: %s", __func__, s->out.n, store_strerror(r));
+}
+
+static json_t *
+collectors_json_build(struct sampler *s)
+{
+	json_t *arr = json_array(), *o;
+	size_t i;
+	const char *const *k;
+
+	/* Every known collector, in the table's order, including those not built in. */
+	for (k = collector_known; *k != NULL; k++) {
+		for (i = 0; i < s->ncol && strcmp(s->col[i].c->name, *k) != 0; i++)
+			;
+		if (i == s->ncol) {
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", *k, "status", "unavailable",
+							     "reason", collector_missing_reason(*k)));
+			continue;
+		}
+		o = json_pack("{s:s,s:s,s:s}", "name", *k, "status", s->col[i].ctx != NULL ? "available" : "unavailable",
+			      "reason", s->col[i].reason);
+		if (o != NULL && s->col[i].failing)
+			json_object_set_new(o, "failing", json_true());
+		if (o != NULL && s->col[i].detail != NULL)
+			json_object_set_new(o, "detail", json_deep_copy(s->col[i].detail));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+/* Publishes the tick for readers: values, per-job cost, collectors' state. */
+static void
+publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const double *cost, double tick_cpu,
+	double tick_wall)
+{
+	struct sampler_snapshot snap;
+	json_t *cols = collectors_json_build(s);
+	long threads = 0;
+	size_t i;
+
+	memset(&snap, 0, sizeof(snap));
+	snap.t = s->out.t;
+	snap.values = malloc((s->out.n + 1) * sizeof(*snap.values));
+	snap.jobs = calloc(njobs + 1, sizeof(*snap.jobs));
+	if (snap.values != NULL && snap.jobs != NULL) {
+		memcpy(snap.values, s->out.v, s->out.n * sizeof(*snap.values));
+		snap.nvalues = s->out.n;
+		for (i = 0; i < njobs; i++) {
+			snap.jobs[i].id = jobs[i].id;
+			snprintf(snap.jobs[i].workload, sizeof(snap.jobs[i].workload), "%s", jobs[i].workload);
+			snap.jobs[i].cpu_s = cost[i];
+			snap.jobs[i].threads = jobs[i].threads;
+			threads += jobs[i].threads;
+		}
+		snap.njobs = njobs;
+	}
+	for (i = 0; i < s->ncol && i < SAMPLER_MAX_COLLECTORS; i++) {
+		snprintf(snap.cols[i].name, sizeof(snap.cols[i].name), "%s", s->col[i].c->name);
+		snap.cols[i].available = s->col[i].ctx != NULL && !s->col[i].failing;
+		snap.cols[i].failures = s->col[i].failures;
+		snap.cols[i].cpu_s = s->col[i].cpu_s;
+	}
+	snap.ncols = s->ncol;
+	snap.ticks = s->ticks;
+	snap.cpu_seconds_total = s->cpu_total_s;
+	snap.last_tick_cpu_s = tick_cpu;
+	snap.last_tick_wall_s = tick_wall;
+	snap.threads = threads;
+	pthread_mutex_lock(&s->lock);
+	sampler_snapshot_free(&s->pub.snap);
+	s->pub.snap = snap;
+	json_decref(s->pub.collectors);
+	s->pub.collectors = cols;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void
+tick(struct sampler *s)
+{
+	const struct discovery_job *jobs = NULL;
+	const int64_t *gone = NULL;
+	size_t njobs = 0, ngone = 0, i, k;
+	double mono = clock_mono_s(), now = clock_now_s(), c0 = thread_cpu_s(), *cost;
+
+	if (discovery_update(s->disc, now, &jobs, &njobs, &gone, &ngone) < 0)
+		njobs = ngone = 0;
+	for (i = 0; i < ngone; i++)
+		for (k = 0; k < s->ncol; k++)
+			if (s->col[k].ctx != NULL && s->col[k].c->job_gone != NULL)
+				s->col[k].c->job_gone(s->col[k].ctx, gone[i]);
+	cost = calloc(njobs + 1, sizeof(*cost));
+	if (cost == NULL)
+		return;
+	collector_out_reset(&s->out, now, mono);
+	for (k = 0; k < s->ncol; k++)
+		col_run(s, &s->col[k], jobs, njobs, cost, mono);
+	post_samples(s);
+	if (s->retention_days > 0 && mono >= s->next_rollup) {
+		store_samples_rollup(s->app->store, now - s->retention_days * 86400.0);
+		s->next_rollup = mono + SAMPLER_ROLLUP_EVERY_S;
+	}
+	s->ticks++;
+	s->cpu_total_s += thread_cpu_s() - c0;
+	publish(s, jobs, njobs, cost, thread_cpu_s() - c0, clock_mono_s() - mono);
+	free(cost);
+}
+
+static void *
+sampler_main(void *arg)
+{
+	struct sampler *s = arg;
+	struct timespec until;
+	double next = clock_mono_s(), interval, now;
+
+	for (;;) {
+		tick(s);
+		pthread_mutex_lock(&s->lock);
+		interval = s->interval_s;
+		/* The next tick keeps the cadence; after a slow tick it starts at once. */
+		next += interval;
+		now = clock_mono_s();
+		if (next < now)
+			next = now;
+		until.tv_sec = (time_t)next;
+		until.tv_nsec = (long)((next - floor(next)) * 1e9);
+		while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &until) != ETIMEDOUT)
+			;
+		if (s->stop) {
+			pthread_mutex_unlock(&s->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+static void
+sampler_free(struct sampler *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncol; i++) {
+		if (s->col[i].ctx != NULL)
+			s->col[i].c->fini(s->col[i].ctx);
+		json_decref(s->col[i].detail);
+	}
+	discovery_free(s->disc);
+	collector_out_free(&s->out);
+	free(s->batch);
+	sampler_snapshot_free(&s->pub.snap);
+	json_decref(s->pub.collectors);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static int
+sampler_init_sync(struct sampler *s)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	if ((rc = pthread_mutex_init(&s->lock, NULL)) != 0)
+		return rc;
+	if ((rc = pthread_condattr_init(&ca)) != 0)
+		return rc;
+	/* Waits are timed on the monotonic clock, so a clock step does not stall sampling. */
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return rc;
+}
+
+struct sampler *
+sampler_start(struct app *app, const struct sampler_options *opt)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	const char *lib = getenv("DLPROF_NVML_LIBRARY");
+	int rc;
+
+	if (s == NULL) {
+		log_warn("%s: calloc", __func__);
+		return NULL;
+	}
+	if ((rc = sampler_init_sync(s)) != 0) {
+		log_warnx("%s: cannot create the sampler's lock: %s", __func__, strerror(rc));
+		free(s);
+		return NULL;
+	}
+	s->app = app;
+	s->interval_s = opt->interval_s > 0 ? opt->interval_s : 1.0;
+	s->retention_days = opt->retention_days;
+	snprintf(s->proc_root, sizeof(s->proc_root), "%s", opt->proc_root ? opt->proc_root : "/proc");
+	snprintf(s->sys_root, sizeof(s->sys_root), "%s", opt->sys_root ? opt->sys_root : "/sys");
+	/* Read once here, never while sampling: tests point NVML at a double. */
+	snprintf(s->nvml_library, sizeof(s->nvml_library), "%s", lib != NULL ? lib : "");
+	s->env = (struct collector_env){s->proc_root, s->sys_root, s->nvml_library[0] ? s->nvml_library : NULL,
+					s->interval_s};
+	for (s->ncol = 0; collector_registry[s->ncol] != NULL && s->ncol < SAMPLER_MAX_COLLECTORS; s->ncol++)
+		s->col[s->ncol].c = collector_registry[s->ncol];
+	s->disc = discovery_new(app, s->proc_root);
+	if (s->disc == NULL)
+		goto fail;
+	s->pub.collectors = collectors_json_build(s);
+	if ((rc = pthread_create(&s->thread, NULL, sampler_main, s)) != 0) {
+		log_warnx("%s: cannot start the sampler thread: %s", __func__, strerror(rc));
+		goto fail;
+	}
+	return s;
+fail:
+	sampler_free(s);
+	return NULL;
+}
+
+void
+sampler_stop(struct sampler *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	sampler_free(s);
+}
+
+void
+sampler_set_interval(struct sampler *s, double interval_s)
+{
+	if (s == NULL || !(interval_s > 0))
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->interval_s = interval_s;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+json_t *
+sampler_collectors_json(struct sampler *s)
+{
+	json_t *v;
+
+	pthread_mutex_lock(&s->lock);
+	v = json_deep_copy(s->pub.collectors);
+	pthread_mutex_unlock(&s->lock);
+	return v != NULL ? v : json_array();
+}
+
+int
+sampler_snapshot_get(struct sampler *s, struct sampler_snapshot *out)
+{
+	const struct sampler_snapshot *p;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&s->lock);
+	p = &s->pub.snap;
+	*out = *p;
+	out->values = malloc((p->nvalues + 1) * sizeof(*out->values));
+	out->jobs = malloc((p->njobs + 1) * sizeof(*out->jobs));
+	if (out->values == NULL || out->jobs == NULL) {
+		r = -1;
+	} else {
+		memcpy(out->values, p->values, p->nvalues * sizeof(*out->values));
+		memcpy(out->jobs, p->jobs, p->njobs * sizeof(*out->jobs));
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0) {
+		sampler_snapshot_free(out);
+		log_warn("%s: malloc", __func__);
+	}
+	return r;
+}
+
+void
+sampler_snapshot_free(struct sampler_snapshot *snap)
+{
+	free(snap->values);
+	free(snap->jobs);
+	snap->values = NULL;
+	snap->jobs = NULL;
+	snap->nvalues = snap->njobs = 0;
+}
