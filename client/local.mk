@@ -1,1 +1,31 @@
 # The job-side Python client and its tests.
+#
+# The client is pure Python (standard library only) and is not built: it is
+# installed by `pip install ./client/python` where jobs run, or used from the
+# source tree with PYTHONPATH=client/python.  Its tests drive the built
+# daemon through tests/integration/harness.py; the torch ones need Debian's
+# python3-torch for /usr/bin/python3 and skip without it.
+
+EXTRA_DIST += \
+	client/README.md \
+	client/examples/report-with-curl.sh \
+	client/python/pyproject.toml \
+	client/python/dlprof/__init__.py \
+	client/python/dlprof/_apply.py \
+	client/python/dlprof/_buffer.py \
+	client/python/dlprof/_reporter.py \
+	client/python/dlprof/_session.py \
+	client/python/dlprof/_transport.py \
+	tests/client/clientlib.py \
+	tests/client/torch_job.py
+
+CLIENT_TESTS = \
+	tests/client/session.py \
+	tests/client/resilience.py \
+	tests/client/threads.py \
+	tests/client/torch_e2e.py \
+	tests/client/curl_recipe.py \
+	tests/client/pip_install.py
+
+TESTS += $(CLIENT_TESTS)
+EXTRA_DIST += $(CLIENT_TESTS)

@@ -7,8 +7,8 @@ in force, observed where it can be observed:
 - intra_threads: torch.set_num_threads, at start and whenever the session
   asks (the session only asks at step and phase boundaries); also
   OMP_NUM_THREADS/MKL_NUM_THREADS for processes started later.
-- interop_threads: torch.set_num_interop_threads, once: PyTorch refuses a
-  second call and any call after inter-op work started (RuntimeError).
+- interop_threads: torch.set_num_interop_threads, once, and only after a
+  forked child showed the call succeeds (see _interop_settable).
 - dataloader_workers: DLPROF_DATALOADER_WORKERS for the script to read.
 - affinity: OMP_PROC_BIND/OMP_PLACES, which OpenMP reads when it starts, so
   only when torch is not loaded yet; otherwise the environment says what
@@ -24,7 +24,9 @@ started is fine.  All methods run in the job's own thread.
 
 import logging
 import os
+import resource
 import sys
+import warnings
 
 log = logging.getLogger("dlprof")
 
@@ -67,6 +69,42 @@ def threads_for(config, phases):
     return _positive_int(config.get("intra_threads"))
 
 
+def _interop_settable(torch, n):
+    """
+    Whether torch.set_num_interop_threads(n) would succeed, learned by trying
+    it in a forked child.  PyTorch accepts the call once, before inter-op
+    work starts; after that, builds such as Debian's 1.13.1 do not raise a
+    RuntimeError but abort the whole process (an uncaught c10::Error), so
+    the job must never make a call that could fail.  The child inherits the
+    state that decides it and reports by its exit status; its stderr and
+    core dump are suppressed.  Costs one fork, once per job.
+    """
+    if not hasattr(os, "fork"):
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)   # fork with threads (3.12+)
+            pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:
+        code = 1
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            torch.set_num_interop_threads(n)
+            code = 0
+        finally:
+            os._exit(code)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except OSError:       # SIGCHLD ignored: the child was reaped for us
+        return False
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 class Applier:
     """Process settings from configs; the job's thread only."""
 
@@ -107,13 +145,18 @@ class Applier:
         if n is None or torch is None:
             return
         self._interop_tried = True
-        if torch.get_num_interop_threads() == n:
+        current = torch.get_num_interop_threads()
+        if current == n:
+            return
+        if not _interop_settable(torch, n):
+            log.warning("dlprof: cannot set inter-op threads to %d: torch already fixed them at %d "
+                        "(set_num_interop_threads was called or inter-op work started); "
+                        "open the session before either", n, current)
             return
         try:
             torch.set_num_interop_threads(n)
         except RuntimeError as exc:
-            log.warning("dlprof: cannot set inter-op threads to %d now (%s); "
-                        "open the session before any parallel torch work", n, exc)
+            log.warning("dlprof: cannot set inter-op threads to %d (%s)", n, exc)
 
     # ---- at boundaries ----
 

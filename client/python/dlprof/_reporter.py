@@ -214,6 +214,9 @@ class Reporter:
             self.job_id = None
             return False
         self.health.refused("a batch of %d samples" % n, exc)
+        if exc.status in (403, 409):
+            # Not this job's to report on (another uid's, or ended): stop.
+            self.disabled = True
         return True
 
     def _fresh(self, items):
