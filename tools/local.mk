@@ -1,1 +1,17 @@
-# Owned by the deployment work (issue 7): dlprofctl.
+# dlprofctl: the command-line client of the daemon (HTTP and the Unix socket
+# through libcurl, JSON through jansson), and its tests against the real
+# daemon.
+
+bin_PROGRAMS += tools/dlprofctl
+tools_dlprofctl_SOURCES = \
+	tools/dlprofctl.c \
+	tools/ctl_http.c tools/ctl_http.h \
+	tools/ctl_table.c tools/ctl_table.h \
+	tools/ctl_format.c tools/ctl_format.h
+# Until configure.ac checks libcurl with pkg-config (CURL_CFLAGS/CURL_LIBS),
+# Debian's libcurl needs no flags beyond -lcurl.
+tools_dlprofctl_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tools_dlprofctl_LDADD = -lcurl $(JANSSON_LIBS)
+
+TESTS += tests/deploy/dlprofctl.py
+EXTRA_DIST += tests/deploy/dlprofctl.py

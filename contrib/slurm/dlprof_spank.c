@@ -1,0 +1,333 @@
+/*
+ * dlprof SPANK plugin for Slurm: gives each job step the settings dlprofd
+ * recommends for its workload and registers the job with the daemon under
+ * its Slurm id, from inside slurmstepd (spank_setenv), and ends the job from
+ * the job epilog in slurmd.  Option: --dlprof=off|recommend|tune.
+ *
+ *   plugstack.conf:
+ *     optional /usr/lib/.../dlprofd/dlprof_spank.so default=recommend \
+ *         socket=/run/dlprofd/dlprofd.sock timeout=1
+ *
+ * Arguments: default= the mode when the job gives no --dlprof; socket= the
+ * daemon's Unix socket, or url= its HTTP address; timeout= seconds per
+ * request.  A job is never held up or failed by the plugin: every request
+ * has the timeout, every failure is logged at verbose level only, and every
+ * callback returns 0.
+ *
+ * Modes: recommend exports the workload's best known settings
+ * (/api/v1/recommend?format=env) and registers the job; tune also starts
+ * the job with the config the tuner assigns it at registration, which may
+ * try other start-time knobs (inter-op threads, affinity, data-loader
+ * workers) to learn them across jobs; off does nothing.
+ */
+#include <slurm/spank.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_http.h"
+#include "spank_json.h"
+
+SPANK_PLUGIN(dlprof, 1);
+
+enum dlprof_mode { MODE_OFF, MODE_RECOMMEND, MODE_TUNE };
+
+/*
+ * The plugin's settings from plugstack.conf and the job's --dlprof.  SPANK
+ * gives a plugin no handle of its own, so this one static struct owns them;
+ * each slurmstepd/slurmd process that loads the plugin has its own copy.
+ */
+static struct {
+	enum dlprof_mode mode;        /* the default, then the job's choice */
+	char socket[256];             /* "" : use url */
+	char url[256];
+	long timeout_ms;
+} plugin = {MODE_RECOMMEND, "/run/dlprofd/dlprofd.sock", "", 1000};
+
+/* Slurm's step ids for the batch script and the extern (container) step. */
+#define DLPROF_BATCH_STEP 0xfffffffbu
+#define DLPROF_EXTERN_STEP 0xfffffffcu
+
+static int mode_parse(const char *s, enum dlprof_mode *out)
+{
+	if (strcmp(s, "off") == 0)
+		*out = MODE_OFF;
+	else if (strcmp(s, "recommend") == 0)
+		*out = MODE_RECOMMEND;
+	else if (strcmp(s, "tune") == 0)
+		*out = MODE_TUNE;
+	else
+		return -1;
+	return 0;
+}
+
+static int option_cb(int val, const char *optarg, int remote)
+{
+	enum dlprof_mode m;
+
+	(void)val;
+	(void)remote;
+	if (!optarg || mode_parse(optarg, &m) < 0) {
+		slurm_error("dlprof: --dlprof=%s: use off, recommend or tune", optarg ? optarg : "");
+		return -1;
+	}
+	plugin.mode = m;
+	return 0;
+}
+
+static struct spank_option dlprof_option = {
+	"dlprof", "off|recommend|tune",
+	"dlprofd: start with the recommended settings (recommend), let the tuner "
+	"choose them (tune), or leave the job alone (off)",
+	1, 0, option_cb,
+};
+
+/* Reads plugstack.conf arguments; a bad one is logged and ignored. */
+static void parse_args(int ac, char **av)
+{
+	for (int i = 0; i < ac; i++) {
+		const char *a = av[i];
+		if (strncmp(a, "default=", 8) == 0 && mode_parse(a + 8, &plugin.mode) == 0)
+			continue;
+		if (strncmp(a, "socket=", 7) == 0) {
+			snprintf(plugin.socket, sizeof(plugin.socket), "%s", a + 7);
+		} else if (strncmp(a, "url=", 4) == 0) {
+			snprintf(plugin.url, sizeof(plugin.url), "%s", a + 4);
+			plugin.socket[0] = '\0';
+		} else if (strncmp(a, "timeout=", 8) == 0 && atof(a + 8) > 0) {
+			plugin.timeout_ms = (long)(atof(a + 8) * 1000.0);
+		} else {
+			slurm_error("dlprof: plugstack.conf: unknown argument '%s' ignored", a);
+		}
+	}
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	parse_args(ac, av);
+	/* slurmd itself takes no options; everywhere else the option must exist. */
+	if (spank_context() != S_CTX_SLURMD && spank_context() != S_CTX_JOB_SCRIPT)
+		spank_option_register(sp, &dlprof_option);
+	return 0;
+}
+
+/* The mode for this job: its --dlprof, or the default. */
+static enum dlprof_mode job_mode(spank_t sp)
+{
+	char *arg = NULL;
+	enum dlprof_mode m = plugin.mode;
+
+	if (spank_option_getopt(sp, &dlprof_option, &arg) == ESPANK_SUCCESS && arg)
+		mode_parse(arg, &m);
+	return m;
+}
+
+/* One request; the body (NUL-terminated) in *body on a 2xx answer. */
+static int dlprof_call(const char *method, const char *path, const char *json, char **body)
+{
+	struct ctl_target t = {
+		.url = plugin.url, .socket = plugin.socket[0] ? plugin.socket : NULL,
+		.timeout_ms = plugin.timeout_ms,
+	};
+	struct ctl_reply r;
+	char err[256];
+
+	*body = NULL;
+	if (t.socket && access(t.socket, F_OK) != 0)
+		return -1;   /* no daemon on this node: the common case, said nowhere */
+	if (ctl_request(&t, method, path, json, &r, err, sizeof(err)) != CTL_ANSWERED) {
+		slurm_verbose("dlprof: %s %s: %s", method, path, err);
+		return -1;
+	}
+	if (r.status < 200 || r.status > 299) {
+		slurm_verbose("dlprof: %s %s: HTTP %ld %.200s", method, path, r.status, r.body);
+		ctl_reply_free(&r);
+		return -1;
+	}
+	*body = r.body;
+	r.body = NULL;
+	ctl_reply_free(&r);
+	return 0;
+}
+
+/* Keeps [A-Za-z0-9_.+-] and makes everything else '_' (names go into JSON and URLs). */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-", *s))
+			*s = '_';
+}
+
+/* Sets "export NAME=value" lines of the daemon's env answer in the job. */
+static int apply_env_lines(spank_t sp, char *text)
+{
+	char *save = NULL;
+	int n = 0;
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq, *v;
+		size_t len;
+		if (strncmp(line, "export ", 7) != 0 || !(eq = strchr(line + 7, '=')))
+			continue;
+		*eq = '\0';
+		v = eq + 1;
+		len = strlen(v);
+		/* The shell form may quote the value; the job gets it bare. */
+		if (len >= 2 && (v[0] == '\'' || v[0] == '"') && v[len - 1] == v[0]) {
+			v[len - 1] = '\0';
+			v++;
+		}
+		if (spank_setenv(sp, line + 7, v, 1) == ESPANK_SUCCESS)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * tune: the start-time knobs of the config the tuner assigned at
+ * registration, as the environment variables the DESIGN contract names.
+ */
+static void apply_config(spank_t sp, const struct sj_value *cfg)
+{
+	static const struct { const char *knob, *env1, *env2; } map[] = {
+		{"intra_threads", "OMP_NUM_THREADS", "MKL_NUM_THREADS"},
+		{"interop_threads", "DLPROF_INTEROP_THREADS", NULL},
+		{"dataloader_workers", "DLPROF_DATALOADER_WORKERS", NULL},
+		{"affinity", "OMP_PROC_BIND", NULL},
+	};
+	char value[64];
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		struct sj_value v;
+		if (sj_get(cfg, map[i].knob, &v) < 0 || sj_text(&v, value, sizeof(value)) < 0)
+			continue;
+		if (strcmp(map[i].knob, "affinity") == 0) {
+			if (strcmp(value, "close") != 0 && strcmp(value, "spread") != 0)
+				continue;
+			spank_setenv(sp, "OMP_PLACES", "cores", 1);
+		}
+		spank_setenv(sp, map[i].env1, value, 1);
+		if (map[i].env2)
+			spank_setenv(sp, map[i].env2, value, 1);
+	}
+}
+
+/* Registers the job; returns the daemon's id or 0.  tune applies its config. */
+static long long register_job(spank_t sp, const char *workload, uint32_t job_id, enum dlprof_mode m)
+{
+	char json[512], *body;
+	struct sj_value root, v;
+	long long id = 0;
+
+	snprintf(json, sizeof(json), "{\"workload\":\"%s\",\"external_id\":\"slurm:%u\"}", workload, job_id);
+	if (dlprof_call("POST", "/api/v1/jobs", json, &body) < 0)
+		return 0;
+	if (sj_parse(body, &root) == 0 && sj_get(&root, "id", &v) == 0 && sj_int(&v, &id) == 0) {
+		if (m == MODE_TUNE && sj_get(&root, "config", &v) == 0)
+			apply_config(sp, &v);
+	} else {
+		slurm_verbose("dlprof: registration answer without an id: %.200s", body);
+		id = 0;
+	}
+	free(body);
+	return id;
+}
+
+/* The workload: DLPROF_WORKLOAD in the job's environment, else the job name. */
+static void job_workload(spank_t sp, char *buf, int len)
+{
+	if (spank_getenv(sp, "DLPROF_WORKLOAD", buf, len) != ESPANK_SUCCESS || !buf[0])
+		if (spank_getenv(sp, "SLURM_JOB_NAME", buf, len) != ESPANK_SUCCESS || !buf[0])
+			snprintf(buf, (size_t)len, "slurm-job");
+	sanitize(buf);
+}
+
+/* Runs once per step on each node, as the job's user, before tasks start. */
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	enum dlprof_mode m = job_mode(sp);
+	uint32_t job_id = 0, step_id = 0;
+	char workload[129], marker[160], seen[160], path[300], *body;
+	char host[64] = "";
+	long long id;
+
+	(void)ac;
+	(void)av;
+	if (m == MODE_OFF || !spank_remote(sp))
+		return 0;
+	if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS || step_id == DLPROF_EXTERN_STEP)
+		return 0;
+	/* Later steps of a job on this node inherit what the first one set. */
+	gethostname(host, sizeof(host) - 1);
+	snprintf(marker, sizeof(marker), "%u:%s", job_id, host);
+	if (spank_getenv(sp, "DLPROF_SLURM", seen, sizeof(seen)) == ESPANK_SUCCESS && strcmp(seen, marker) == 0)
+		return 0;
+	job_workload(sp, workload, sizeof(workload));
+	snprintf(path, sizeof(path), "/api/v1/recommend?workload=%s&format=env", workload);
+	if (dlprof_call("GET", path, NULL, &body) < 0)
+		return 0;   /* daemon down or refusing: the job runs untouched */
+	apply_env_lines(sp, body);
+	free(body);
+	spank_setenv(sp, "DLPROF_WORKLOAD", workload, 1);
+	id = register_job(sp, workload, job_id, m);
+	if (id > 0) {
+		char ids[32];
+		snprintf(ids, sizeof(ids), "%lld", id);
+		spank_setenv(sp, "DLPROF_JOB", ids, 1);
+	}
+	spank_setenv(sp, "DLPROF_SLURM", marker, 1);
+	return 0;
+}
+
+/* Ends every running job the daemon has under this Slurm id. */
+static void end_jobs(uint32_t job_id, const char *exit_status)
+{
+	char ext[48], *body, key[32];
+	struct sj_value root, list, job, v;
+	const char *cursor = NULL;
+
+	snprintf(ext, sizeof(ext), "slurm:%u", job_id);
+	if (dlprof_call("GET", "/api/v1/jobs?state=running", NULL, &body) < 0)
+		return;
+	if (sj_parse(body, &root) < 0 || (*root.p == '{' && sj_get(&root, "jobs", &list) < 0)) {
+		free(body);
+		return;
+	}
+	if (*root.p == '[')
+		list = root;
+	while (sj_next(&list, &cursor, key, sizeof(key), &job) == 1) {
+		char found[48], path[64], json[64], *answer;
+		long long id;
+		if (sj_get(&job, "external_id", &v) < 0 || sj_text(&v, found, sizeof(found)) < 0 ||
+		    strcmp(found, ext) != 0 || sj_get(&job, "id", &v) < 0 || sj_int(&v, &id) < 0)
+			continue;
+		snprintf(path, sizeof(path), "/api/v1/jobs/%lld/end", id);
+		if (exit_status)
+			snprintf(json, sizeof(json), "{\"exit_status\":%s}", exit_status);
+		else
+			snprintf(json, sizeof(json), "{}");
+		if (dlprof_call("POST", path, json, &answer) == 0)
+			free(answer);
+	}
+	free(body);
+}
+
+/* Runs in slurmd (as root) when the job ends on this node. */
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	uint32_t job_id = 0;
+	const char *ec = getenv("SLURM_JOB_EXIT_CODE2");   /* "exit:signal" */
+	char status[16] = "";
+
+	(void)ac;
+	(void)av;
+	if (job_mode(sp) == MODE_OFF || spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS)
+		return 0;
+	if (ec && ec[0] >= '0' && ec[0] <= '9')
+		snprintf(status, sizeof(status), "%ld", strtol(ec, NULL, 10));
+	end_jobs(job_id, status[0] ? status : NULL);
+	return 0;
+}
