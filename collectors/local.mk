@@ -20,3 +20,63 @@ endif
 if HAVE_LIKWID
 COLLECTOR_SOURCES += collectors/likwid.c
 endif
+
+# The NVML test double: a plain shared object (no libtool), built without
+# the sanitizers since it is dlopen'ed by sanitized and plain programs alike.
+check_PROGRAMS += tests/nvml_double/libnvml-double.so
+tests_nvml_double_libnvml_double_so_SOURCES = tests/nvml_double/nvml_double.c
+tests_nvml_double_libnvml_double_so_CFLAGS = -std=c11 $(WARN_CFLAGS) -fPIC
+tests_nvml_double_libnvml_double_so_LDFLAGS = -shared
+tests_nvml_double_libnvml_double_so_LDADD =
+
+EXTRA_DIST += tests/unit/collectors_fixture.h \
+	tests/fixtures/proc-t0 tests/fixtures/proc-t1 \
+	tests/fixtures/proc-jobs-t0 tests/fixtures/proc-jobs-t1 \
+	tests/fixtures/cgroup tests/fixtures/sys-slurm-v1 tests/fixtures/sys-slurm-v2 \
+	tests/fixtures/sys-2socket
+
+if HAVE_CMOCKA
+COLLECTOR_TESTS = tests/unit/test_procfs tests/unit/test_cgroup tests/unit/test_proc tests/unit/test_perf \
+	tests/unit/test_nvml tests/unit/test_papi tests/unit/test_likwid tests/unit/test_metrics \
+	tests/unit/test_discovery tests/unit/test_store_series tests/unit/test_topology
+check_PROGRAMS += $(COLLECTOR_TESTS)
+TESTS += $(COLLECTOR_TESTS)
+COLLECTOR_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(PAPI_CFLAGS)
+COLLECTOR_TEST_LDADD = $(DLPROF_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_procfs_SOURCES = tests/unit/test_procfs.c
+tests_unit_test_procfs_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_procfs_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_cgroup_SOURCES = tests/unit/test_cgroup.c
+tests_unit_test_cgroup_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_cgroup_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_proc_SOURCES = tests/unit/test_proc.c
+tests_unit_test_proc_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_proc_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_perf_SOURCES = tests/unit/test_perf.c
+tests_unit_test_perf_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_perf_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_nvml_SOURCES = tests/unit/test_nvml.c
+tests_unit_test_nvml_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_nvml_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_papi_SOURCES = tests/unit/test_papi.c
+tests_unit_test_papi_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_papi_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_likwid_SOURCES = tests/unit/test_likwid.c
+tests_unit_test_likwid_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_likwid_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_metrics_SOURCES = tests/unit/test_metrics.c
+tests_unit_test_metrics_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_metrics_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_discovery_SOURCES = tests/unit/test_discovery.c
+tests_unit_test_discovery_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_discovery_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_store_series_SOURCES = tests/unit/test_store_series.c
+tests_unit_test_store_series_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_store_series_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_topology_SOURCES = tests/unit/test_topology.c
+tests_unit_test_topology_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_topology_LDADD = $(COLLECTOR_TEST_LDADD)
+endif
+
+TESTS += tests/integration/test_sampling.py
+EXTRA_DIST += tests/integration/test_sampling.py

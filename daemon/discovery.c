@@ -186,8 +186,8 @@ scan_one(struct discovery *d, pid_t pid, struct disc_proc *np, size_t *nn)
 	char buf[4096];
 
 	if (procfs_readf(buf, sizeof(buf), "%s/%d/stat", d->proc_root, (int)pid) < 0 ||
-	    procfs_parse_stat(buf, &st) < 0)
-		return;
+	    procfs_parse_stat(buf, &st) < 0 || st.state == 'Z' || st.state == 'X')
+		return;  /* gone, or a zombie: it runs no more */
 	p = &np[(*nn)++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;

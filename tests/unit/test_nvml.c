@@ -1,0 +1,139 @@
+/*
+ * Tests of the NVML collector against the test double
+ * (tests/nvml_double/libnvml-double.so, built by make check), which answers
+ * fixed values for two GPUs, one with MIG on.  No GPU is needed: this checks
+ * the collector's code path, names and units, not a driver.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "collector.h"
+
+static char double_path[1024];
+
+static void *
+init_double(char *why, size_t len)
+{
+	struct collector_env env = {"/proc", "/sys", double_path, 1.0};
+
+	return collector_nvml.init(&env, why, len);
+}
+
+static double
+value_of(const struct collector_out *out, int64_t job, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < out->n; i++)
+		if (out->v[i].job_id == job && strcmp(out->v[i].name, name) == 0)
+			return out->v[i].value;
+	return NAN;
+}
+
+static void
+per_gpu_values(void **state)
+{
+	struct collector_out out = {0};
+	char why[256] = "";
+	void *ctx;
+
+	(void)state;
+	unsetenv("NVML_DOUBLE_FAIL");
+	ctx = init_double(why, sizeof(why));
+	assert_non_null(ctx);
+	assert_string_equal(why, "");
+	collector_out_reset(&out, 1.0, 1.0);
+	assert_int_equal(collector_nvml.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_true(value_of(&out, 0, "gpu.0.util_percent") == 42);
+	assert_true(value_of(&out, 0, "gpu.0.mem_util_percent") == 17);
+	assert_true(value_of(&out, 0, "gpu.0.mem_used_bytes") == 4.0 * (1 << 30));
+	assert_true(value_of(&out, 0, "gpu.0.mem_total_bytes") == 16.0 * (1 << 30));
+	assert_float_equal(value_of(&out, 0, "gpu.0.power_watts"), 123.456, 1e-9);
+	assert_true(value_of(&out, 0, "gpu.0.temperature_celsius") == 55);
+	assert_true(value_of(&out, 0, "gpu.0.sm_clock_hz") == 1410e6);
+	assert_true(value_of(&out, 0, "gpu.1.util_percent") == 7);
+	/* GPU 1 has MIG on with two instances of 10 GiB. */
+	assert_true(value_of(&out, 0, "gpu.1.mig.0.mem_used_bytes") == 1.0 * (1 << 30));
+	assert_true(value_of(&out, 0, "gpu.1.mig.1.mem_used_bytes") == 2.0 * (1 << 30));
+	assert_true(value_of(&out, 0, "gpu.1.mig.1.mem_total_bytes") == 10.0 * (1 << 30));
+	assert_true(isnan(value_of(&out, 0, "gpu.0.mig.0.mem_used_bytes")));
+	collector_nvml.fini(ctx);
+	collector_out_free(&out);
+}
+
+static void
+per_job_attribution(void **state)
+{
+	struct collector_out out = {0};
+	char why[256] = "", pid[32];
+	pid_t self = getpid(), other = 1;
+	struct collector_job mine = {5, &self, 1, NULL, 0}, theirs = {6, &other, 1, NULL, 0};
+	json_t *desc;
+	void *ctx;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)self);
+	setenv("NVML_DOUBLE_PID", pid, 1);
+	ctx = init_double(why, sizeof(why));
+	assert_non_null(ctx);
+	collector_out_reset(&out, 1.0, 1.0);
+	assert_int_equal(collector_nvml.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_int_equal(collector_nvml.sample_job(ctx, &mine, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_int_equal(collector_nvml.sample_job(ctx, &theirs, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_true(value_of(&out, 5, "gpu.count") == 1);
+	assert_true(value_of(&out, 5, "gpu.mem_bytes") == 1.0 * (1 << 30));
+	assert_true(value_of(&out, 5, "gpu.util_percent") == 30);
+	assert_true(isnan(value_of(&out, 6, "gpu.count")));
+	desc = collector_nvml.describe(ctx);
+	assert_int_equal(json_array_size(json_object_get(desc, "gpus")), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(desc, "gpus"), 1), "uuid")),
+			    "GPU-double-1");
+	json_decref(desc);
+	collector_nvml.fini(ctx);
+	collector_out_free(&out);
+	unsetenv("NVML_DOUBLE_PID");
+}
+
+static void
+reasons_when_unavailable(void **state)
+{
+	struct collector_env env = {"/proc", "/sys", "/nonexistent/libnvidia-ml.so.1", 1.0};
+	char why[512] = "";
+
+	(void)state;
+	assert_null(collector_nvml.init(&env, why, sizeof(why)));
+	assert_non_null(strstr(why, "/nonexistent/libnvidia-ml.so.1 not found"));
+	setenv("NVML_DOUBLE_FAIL", "init", 1);
+	assert_null(init_double(why, sizeof(why)));
+	assert_string_equal(why, "nvmlInit failed: Driver Not Loaded");
+	setenv("NVML_DOUBLE_FAIL", "count", 1);
+	assert_null(init_double(why, sizeof(why)));
+	assert_string_equal(why, "NVML found no GPU");
+	unsetenv("NVML_DOUBLE_FAIL");
+	/* A library without NVML's symbols: the collector names the first one missing. */
+	env.nvml_library = "libm.so.6";
+	assert_null(collector_nvml.init(&env, why, sizeof(why)));
+	assert_non_null(strstr(why, "lacks nvmlInit_v2"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(per_gpu_values),
+		cmocka_unit_test(per_job_attribution),
+		cmocka_unit_test(reasons_when_unavailable),
+	};
+	const char *b = getenv("DLPROF_BUILDDIR");
+
+	snprintf(double_path, sizeof(double_path), "%s/tests/nvml_double/libnvml-double.so", b != NULL ? b : ".");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,119 @@
+/*
+ * Tests of the perf collector: the reasons given when perf_event_open is
+ * refused or finds no PMU (pure functions, so every path is covered on any
+ * kernel), and real software counting of this test's own busy thread.
+ * Hardware events are checked only for their honest absence or presence.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "collector.h"
+#include "perf_reason.h"
+
+static void
+reason_paranoid(void **state)
+{
+	char why[256];
+
+	(void)state;
+	perf_reason_open(EACCES, 3, why, sizeof(why));
+	assert_non_null(strstr(why, "perf_event_paranoid is 3: grant CAP_PERFMON"));
+	perf_reason_open(EPERM, -1, why, sizeof(why));
+	assert_non_null(strstr(why, "grant CAP_PERFMON"));
+	perf_reason_open(ENOSYS, 1, why, sizeof(why));
+	assert_non_null(strstr(why, "not supported by this kernel"));
+	perf_reason_open(EMFILE, 1, why, sizeof(why));
+	assert_non_null(strstr(why, "LimitNOFILE"));
+}
+
+static void
+reason_no_pmu(void **state)
+{
+	char why[256];
+
+	(void)state;
+	perf_reason_hw(ENOENT, 0, why, sizeof(why));
+	assert_non_null(strstr(why, "no PMU"));
+	perf_reason_hw(EOPNOTSUPP, 1, why, sizeof(why));
+	assert_non_null(strstr(why, "does not support cycles"));
+	perf_reason_hw(EACCES, 1, why, sizeof(why));
+	assert_non_null(strstr(why, "CAP_PERFMON"));
+}
+
+static double
+mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double
+value_of(const struct collector_out *out, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < out->n; i++)
+		if (strcmp(out->v[i].name, name) == 0)
+			return out->v[i].value;
+	return NAN;
+}
+
+/* Counts this process while it spins for a fifth of a second. */
+static void
+counts_own_busy_thread(void **state)
+{
+	struct collector_env env = {"/proc", "/sys", NULL, 1.0};
+	struct collector_out out = {0};
+	char why[256] = "";
+	pid_t self = getpid();
+	struct collector_job job = {1, &self, 1, NULL, 0};
+	volatile unsigned long spin = 0;
+	double t0, cores;
+	void *ctx;
+
+	(void)state;
+	ctx = collector_perf.init(&env, why, sizeof(why));
+	if (ctx == NULL) {
+		/* Refused here (paranoid 3, seccomp): the reason must say what to do. */
+		assert_true(strlen(why) > 10);
+		skip();
+	}
+	if (access("/sys/bus/event_source/devices/cpu", F_OK) != 0)
+		assert_non_null(strstr(why, "no PMU"));
+	collector_out_reset(&out, 1.0, t0 = mono_s());
+	assert_int_equal(collector_perf.sample_job(ctx, &job, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_true(isnan(value_of(&out, "perf.task_clock_cores")));
+	while (mono_s() - t0 < 0.2)
+		spin++;
+	collector_out_reset(&out, 2.0, mono_s());
+	assert_int_equal(collector_perf.sample_job(ctx, &job, &out, why, sizeof(why)), COLLECTOR_OK);
+	cores = value_of(&out, "perf.task_clock_cores");
+	/* One thread spun: at most one core, and more than nothing even on a loaded machine. */
+	assert_true(cores > 0.05 && cores <= 1.05);
+	assert_false(isnan(value_of(&out, "perf.context_switches_per_s")));
+	collector_perf.job_gone(ctx, 1);
+	collector_perf.fini(ctx);
+	collector_out_free(&out);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(reason_paranoid),
+		cmocka_unit_test(reason_no_pmu),
+		cmocka_unit_test(counts_own_busy_thread),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

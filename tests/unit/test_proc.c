@@ -1,0 +1,193 @@
+/*
+ * Tests of the proc collector on two snapshots of a real 3-thread busy
+ * process, copied from this machine's /proc one second apart
+ * (tests/fixtures/proc-t0 and proc-t1).  A symlink in a temporary directory
+ * is the collector's proc root; repointing it moves time forward.  Expected
+ * figures are the ones the snapshot files give by hand: (utime + stime)
+ * difference over the interval, as top computes %CPU.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "collector.h"
+#include "collectors_fixture.h"
+
+#define BUSY_PID 19869
+
+struct fx {
+	char dir[256];
+	char link[300];
+	void *ctx;
+	struct collector_out out;
+};
+
+static void
+point_at(struct fx *f, const char *rel)
+{
+	char target[1024];
+
+	unlink(f->link);
+	assert_int_equal(symlink(fixture_path(target, sizeof(target), rel), f->link), 0);
+}
+
+static int
+setup(void **state)
+{
+	static struct fx f;
+	char sys[1024], why[256];
+	struct collector_env env;
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.dir, sizeof(f.dir), "/tmp/dlprof-test-proc-XXXXXX");
+	if (mkdtemp(f.dir) == NULL)
+		return -1;
+	snprintf(f.link, sizeof(f.link), "%s/proc", f.dir);
+	point_at(&f, "proc-t0");
+	env = (struct collector_env){f.link, fixture_path(sys, sizeof(sys), "sys-slurm-v2"), NULL, 1.0};
+	f.ctx = collector_proc.init(&env, why, sizeof(why));
+	if (f.ctx == NULL)
+		return -1;
+	*state = &f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx *f = *state;
+
+	collector_proc.fini(f->ctx);
+	collector_out_free(&f->out);
+	unlink(f->link);
+	rmdir(f->dir);
+	return 0;
+}
+
+static double
+value_of(const struct collector_out *out, int64_t job, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < out->n; i++)
+		if (out->v[i].job_id == job && strcmp(out->v[i].name, name) == 0)
+			return out->v[i].value;
+	return NAN;
+}
+
+static const pid_t busy_pids[] = {BUSY_PID};
+static const struct collector_job busy_job = {7, busy_pids, 1, "/system.slice/slurmstepd.scope/job_4242", 2};
+
+static void
+job_rates_match_the_snapshots(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "";
+
+	collector_out_reset(&f->out, 1000.0, 10.0);
+	assert_int_equal(collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	/* First sight: levels only, no rate from a single reading. */
+	assert_true(isnan(value_of(&f->out, 7, "cpu.cores")));
+	assert_true(value_of(&f->out, 7, "cpu.threads") == 4);
+	assert_true(value_of(&f->out, 7, "cpu.processes") == 1);
+	assert_true(value_of(&f->out, 7, "mem.rss_bytes") == 273.0 * sysconf(_SC_PAGESIZE));
+	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
+	assert_true(value_of(&f->out, 7, "cpu.quota_cores") == 4);
+	assert_true(value_of(&f->out, 7, "cpu.cpuset_cpus") == 4);
+
+	point_at(f, "proc-t1");
+	collector_out_reset(&f->out, 1001.0, 11.0);
+	assert_int_equal(collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	/* utime 96 -> 159, stime 0 -> 1 at 100 ticks/s over 1 s. */
+	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 0.64, 1e-9);
+	assert_float_equal(value_of(&f->out, 7, "cpu.user_cores"), 0.63, 1e-9);
+	assert_float_equal(value_of(&f->out, 7, "cpu.system_cores"), 0.01, 1e-9);
+	assert_float_equal(value_of(&f->out, 7, "cpu.seconds"), 0.64, 1e-9);
+	/* Threads: 19, 17 and 18 ticks; none reached a quarter core on the loaded VM. */
+	assert_float_equal(value_of(&f->out, 7, "cpu.thread_max_cores"), 0.19, 1e-9);
+	assert_true(value_of(&f->out, 7, "cpu.busy_threads") == 0);
+	/* Involuntary switches: 78 + 61 + 79 + 0. */
+	assert_float_equal(value_of(&f->out, 7, "sched.involuntary_switches_per_s"), 218, 1e-9);
+	assert_float_equal(value_of(&f->out, 7, "sched.voluntary_switches_per_s"), 0, 1e-9);
+	assert_float_equal(value_of(&f->out, 7, "mem.minor_faults_per_s"), 0, 1e-9);
+}
+
+static void
+half_interval_doubles_the_rate(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "";
+
+	collector_proc.job_gone(f->ctx, 7);
+	point_at(f, "proc-t0");
+	collector_out_reset(&f->out, 2000.0, 20.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	point_at(f, "proc-t1");
+	collector_out_reset(&f->out, 2000.5, 20.5);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 1.28, 1e-9);
+}
+
+static void
+vanished_job_is_ok_and_silent(void **state)
+{
+	struct fx *f = *state;
+	static const pid_t none[] = {999999};
+	const struct collector_job gone = {8, none, 1, NULL, 0};
+	char why[128] = "";
+
+	collector_out_reset(&f->out, 3000.0, 30.0);
+	assert_int_equal(collector_proc.sample_job(f->ctx, &gone, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	assert_int_equal(f->out.n, 0);
+}
+
+static void
+node_figures(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "";
+	double cores;
+
+	point_at(f, "proc-t0");
+	collector_out_reset(&f->out, 4000.0, 40.0);
+	assert_int_equal(collector_proc.sample_node(f->ctx, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	assert_true(value_of(&f->out, 0, "cpu.count") == 2);
+	assert_true(value_of(&f->out, 0, "mem.total_bytes") > 0);
+	assert_true(value_of(&f->out, 0, "mem.used_bytes") > 0);
+	assert_false(isnan(value_of(&f->out, 0, "load.1")));
+	point_at(f, "proc-t1");
+	collector_out_reset(&f->out, 4001.0, 41.0);
+	assert_int_equal(collector_proc.sample_node(f->ctx, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	cores = value_of(&f->out, 0, "cpu.cores");
+	assert_true(cores >= 0 && cores <= 2);
+}
+
+static void
+unavailable_without_procfs(void **state)
+{
+	struct collector_env env = {"/nonexistent-dlprof-proc", "/sys", NULL, 1.0};
+	char why[256] = "";
+
+	(void)state;
+	assert_null(collector_proc.init(&env, why, sizeof(why)));
+	assert_non_null(strstr(why, "cannot read /nonexistent-dlprof-proc/stat"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(job_rates_match_the_snapshots),
+		cmocka_unit_test(half_interval_doubles_the_rate),
+		cmocka_unit_test(vanished_job_is_ok_and_silent),
+		cmocka_unit_test(node_figures),
+		cmocka_unit_test(unavailable_without_procfs),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
