@@ -24,6 +24,10 @@ void api_job_metrics(const struct http_request *req, struct http_response *resp)
 void api_job_series(const struct http_request *req, struct http_response *resp);
 /* api_prometheus.c */
 void api_metrics(const struct http_request *req, struct http_response *resp);
+/* api_workloads.c */
+void api_recommend(const struct http_request *req, struct http_response *resp);
+void api_workloads_list(const struct http_request *req, struct http_response *resp);
+void api_workload_get(const struct http_request *req, struct http_response *resp);
 /* api_static.c */
 void api_static(const struct http_request *req, struct http_response *resp);
 

@@ -14,6 +14,9 @@ const struct route dlprof_routes[] = {
 	{"POST", "/api/v1/jobs/{id}/metrics", api_job_metrics, ACCESS_MUTATE},
 	{"GET", "/api/v1/jobs/{id}/series", api_job_series, ACCESS_READ},
 	{"GET", "/metrics", api_metrics, ACCESS_READ},
+	{"GET", "/api/v1/recommend", api_recommend, ACCESS_READ},
+	{"GET", "/api/v1/workloads", api_workloads_list, ACCESS_READ},
+	{"GET", "/api/v1/workloads/{name}", api_workload_get, ACCESS_READ},
 	{"GET", "/*", api_static, ACCESS_READ},
 	{NULL, NULL, NULL, ACCESS_READ},
 };

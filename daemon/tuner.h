@@ -46,4 +46,26 @@ json_t *tuner_job_observe(struct tuner *t, int64_t job_id, const struct sample *
 /* The job ended; its open trials are closed. */
 void tuner_job_end(struct tuner *t, int64_t job_id);
 
+/*
+ * The config to start a new job of workload name with params (an object of
+ * strings or numbers; NULL for none) under objective (NULL: throughput), as
+ * a new JSON object: {"workload","params","objective","config","source":
+ * "learned"|"similar"|"default","expected":{"value","std"}|null,
+ * "expected_gain" (over the topology default, a fraction)|null,
+ * "remaining_gain","confidence" (0..1),"confident","trials","explanation"}.
+ * Answers from memory in well under a millisecond once the model is fitted.
+ */
+json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, const char *objective);
+
+/* {"workloads":[...]}: each workload with its best config, confidence and trials. */
+json_t *tuner_workloads(struct tuner *t);
+
+/*
+ * One workload's learned surface: the variant with params (or, for NULL,
+ * the one with most trials) with every tried config (mean, std, n), the
+ * model's prediction over all candidates, the best and the confidence, and
+ * the other variants.  NULL when no workload has that name.
+ */
+json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, const char *objective);
+
 #endif

@@ -1,2 +1,60 @@
 # The tuner: sources that go into daemon/libdlprof.a, its tests and bench.
-TUNER_SOURCES =
+TUNER_SOURCES = \
+	daemon/knobs.c daemon/knobs.h \
+	daemon/tuner_model.c daemon/tuner_model.h \
+	daemon/tuner_learner.c daemon/tuner_learner.h \
+	daemon/tuner_trial.c daemon/tuner_trial.h \
+	daemon/tuner.c daemon/tuner.h daemon/tuner_internal.h \
+	daemon/tuner_view.c \
+	daemon/store_tuner.c daemon/store_tuner.h \
+	daemon/api_workloads.c
+
+# Unit tests of the pure parts and of the tuner over a real store.
+if HAVE_CMOCKA
+TUNER_TESTS = tests/unit/test_tuner_knobs tests/unit/test_tuner_learner tests/unit/test_tuner
+check_PROGRAMS += $(TUNER_TESTS)
+TESTS += $(TUNER_TESTS)
+tests_unit_test_tuner_knobs_SOURCES = tests/unit/test_tuner_knobs.c
+tests_unit_test_tuner_knobs_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_knobs_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_learner_SOURCES = tests/unit/test_tuner_learner.c
+tests_unit_test_tuner_learner_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_learner_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_SOURCES = tests/unit/test_tuner.c
+tests_unit_test_tuner_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_LDADD = $(UNIT_LDADD)
+endif
+
+# A job driven through the HTTP API learns a surface it never saw; restarts keep it.
+TESTS += tests/integration/test_tuner.py
+EXTRA_DIST += tests/integration/test_tuner.py
+
+# The tuner benchmark (bench/tuner/README.md): run by hand with `make bench-tuner`,
+# never by `make check`.  It links the tuner's pure sources directly.
+BENCH_TUNER_SRCS = $(top_srcdir)/bench/tuner/bench_tuner.c $(top_srcdir)/daemon/knobs.c \
+	$(top_srcdir)/daemon/tuner_model.c $(top_srcdir)/daemon/tuner_learner.c
+BENCH_TUNER_SURFACES = \
+	bench/tuner/surfaces/gpu-k80-aws-dist-resnet50-efficiency.csv \
+	bench/tuner/surfaces/gpu-k80-aws-vgg16-efficiency.csv \
+	bench/tuner/surfaces/gpu-k80-gce-inception3.csv \
+	bench/tuner/surfaces/gpu-k80-gce-resnet50.csv \
+	bench/tuner/surfaces/syn-affinity.csv \
+	bench/tuner/surfaces/syn-cliff.csv \
+	bench/tuner/surfaces/syn-interact.csv \
+	bench/tuner/surfaces/syn-noisy.csv \
+	bench/tuner/surfaces/syn-plateau.csv \
+	bench/tuner/surfaces/torch-cnn-infer-b32.csv \
+	bench/tuner/surfaces/torch-cnn-infer-b4.csv \
+	bench/tuner/surfaces/torch-lstm-train-b64.csv \
+	bench/tuner/surfaces/torch-lstm-train-b8.csv
+EXTRA_DIST += bench/tuner/bench_tuner.c bench/tuner/README.md bench/tuner/make_synthetic.py \
+	bench/tuner/measure_torch.py $(BENCH_TUNER_SURFACES)
+CLEANFILES += bench/tuner/bench_tuner
+
+bench/tuner/bench_tuner: $(BENCH_TUNER_SRCS)
+	$(AM_V_CCLD)$(MKDIR_P) bench/tuner && $(CC) $(AM_CPPFLAGS) $(CPPFLAGS) -std=c11 -O2 $(JANSSON_CFLAGS) \
+		-o $@ $(BENCH_TUNER_SRCS) $(JANSSON_LIBS) -lm
+
+bench-tuner: bench/tuner/bench_tuner
+	cd $(top_srcdir) && $(abs_builddir)/bench/tuner/bench_tuner $(BENCH_TUNER_SURFACES)
+.PHONY: bench-tuner

@@ -110,6 +110,10 @@ gp_fit(struct gp *gp, const struct gp_data *d, const struct gp_hyper *h)
 		gp->cap = n;
 	}
 	gp->dim = dim;
+	if (n == 0) {
+		gp->lml = 0.0;
+		return 0;
+	}
 	memcpy(gp->x, d->x, sizeof(double) * (size_t)(n * dim));
 	for (i = 0; i < n; i++) {
 		for (j = 0; j <= i; j++) {

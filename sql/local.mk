@@ -1,7 +1,8 @@
 # Schema migrations, numbered, applied in order; compiled into the daemon.
 MIGRATIONS = \
 	sql/001_initial.sql \
-	sql/002_series_rollup.sql
+	sql/002_series_rollup.sql \
+	sql/003_tuner.sql
 
 EXTRA_DIST += $(MIGRATIONS) build-aux/sql2c.sh
 BUILT_SOURCES += daemon/migrations.c

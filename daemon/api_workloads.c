@@ -1,0 +1,246 @@
+/*
+ * GET /api/v1/recommend, /api/v1/workloads and /api/v1/workloads/{name}:
+ * what the tuner learned, and the config to start a new job with, as JSON
+ * or as "export NAME=value" lines for a job script (format=env, quoted for
+ * the shell) or a Slurm TaskProlog (format=slurm, bare values).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "app.h"
+#include "tuner.h"
+
+/* Query arguments that are not workload parameters. */
+static bool reserved_key(const char *key)
+{
+	return strcmp(key, "workload") == 0 || strcmp(key, "format") == 0 || strcmp(key, "objective") == 0 ||
+	       strcmp(key, "job") == 0;
+}
+
+/* The request's other query arguments as the workload's parameters (values as given). */
+static json_t *query_params(const struct http_request *req)
+{
+	json_t *params = json_object();
+	size_t i;
+
+	for (i = 0; i < req->nquery; i++)
+		if (!reserved_key(req->query[i].key) && req->query[i].key[0])
+			json_object_set_new(params, req->query[i].key, json_string(req->query[i].value));
+	return params;
+}
+
+static bool tuner_ready(const struct http_request *req, struct http_response *resp)
+{
+	if (req->app->tuner)
+		return true;
+	http_reply_error(resp, 503, "unavailable", "the tuner is not running");
+	return false;
+}
+
+static const char *objective_arg(const struct http_request *req, struct http_response *resp)
+{
+	const char *o = http_query(req, "objective");
+
+	if (!o || strcmp(o, "throughput") == 0 || strcmp(o, "goodput") == 0 || strcmp(o, "efficiency") == 0)
+		return o ? o : "throughput";
+	http_reply_error(resp, 400, "bad_request", "objective: one of throughput, goodput, efficiency");
+	return NULL;
+}
+
+/* Output lines, growing. */
+struct lines {
+	char *buf;
+	size_t len, cap;
+	bool shell;          /* quote values for sh */
+};
+
+static void lines_export(struct lines *l, const char *name, const char *value)
+{
+	size_t need = strlen(name) + 4 * strlen(value) + 16;
+	const char *p;
+
+	if (l->len + need > l->cap) {
+		size_t cap = (l->cap + need) * 2;
+		char *b = realloc(l->buf, cap);
+		if (!b)
+			return;
+		l->buf = b;
+		l->cap = cap;
+	}
+	l->len += (size_t)sprintf(l->buf + l->len, "export %s=%s", name, l->shell ? "'" : "");
+	for (p = value; *p; p++) {
+		if (*p == '\n' || *p == '\r')
+			continue;
+		if (l->shell && *p == '\'')
+			l->len += (size_t)sprintf(l->buf + l->len, "'\\''");
+		else
+			l->buf[l->len++] = *p;
+	}
+	l->len += (size_t)sprintf(l->buf + l->len, "%s\n", l->shell ? "'" : "");
+}
+
+/* A knob's value as text, or NULL. */
+static const char *knob_text(const json_t *config, const char *knob, char *buf, size_t len)
+{
+	json_t *v = json_object_get(config, knob);
+
+	if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v))
+		snprintf(buf, len, "%s", json_string_value(v));
+	else
+		return NULL;
+	return buf;
+}
+
+/* The knobs every job understands, as the environment variables that carry them. */
+static void export_builtin(struct lines *l, const json_t *config)
+{
+	char v[64], list[512];
+	long long g, i;
+	size_t off = 0;
+
+	if (knob_text(config, "intra_threads", v, sizeof(v))) {
+		lines_export(l, "OMP_NUM_THREADS", v);
+		lines_export(l, "MKL_NUM_THREADS", v);
+	}
+	if (knob_text(config, "interop_threads", v, sizeof(v)))
+		lines_export(l, "DLPROF_INTEROP_THREADS", v);
+	if (knob_text(config, "dataloader_workers", v, sizeof(v)))
+		lines_export(l, "DLPROF_DATALOADER_WORKERS", v);
+	if (json_is_integer(json_object_get(config, "gpus"))) {
+		/* The first g devices; which ones are idle is the scheduler's business (Slurm sets its own). */
+		g = json_integer_value(json_object_get(config, "gpus"));
+		list[0] = '\0';
+		for (i = 0; i < g && off + 24 < sizeof(list); i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%lld", i ? "," : "", i);
+		lines_export(l, "CUDA_VISIBLE_DEVICES", list);
+	}
+	if (knob_text(config, "affinity", v, sizeof(v))) {
+		if (strcmp(v, "close") == 0 || strcmp(v, "spread") == 0) {
+			lines_export(l, "OMP_PROC_BIND", v);
+			lines_export(l, "OMP_PLACES", "cores");
+		} else {
+			lines_export(l, "OMP_PROC_BIND", "false");
+		}
+	}
+	if (knob_text(config, "allocator", v, sizeof(v)) && strcmp(v, "jemalloc") == 0)
+		lines_export(l, "LD_PRELOAD", "libjemalloc.so.2");
+}
+
+/* Declared knobs beyond the built-in ones: DLPROF_KNOB_<NAME>. */
+static void export_declared(struct lines *l, const json_t *config)
+{
+	static const char *const builtin[] = {"intra_threads", "interop_threads", "dataloader_workers", "gpus",
+					      "affinity", "allocator", "phases"};
+	const char *key;
+	json_t *v;
+	char name[96], val[64];
+	size_t i;
+
+	json_object_foreach((json_t *)config, key, v) {
+		bool skip = false;
+		for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+			skip |= strcmp(key, builtin[i]) == 0;
+		if (skip || !knob_text(config, key, val, sizeof(val)))
+			continue;
+		snprintf(name, sizeof(name), "DLPROF_KNOB_%s", key);
+		for (i = 12; name[i]; i++)
+			name[i] = (name[i] >= 'a' && name[i] <= 'z') ? (char)(name[i] - 32)
+				  : ((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9')) ? name[i] : '_';
+		lines_export(l, name, val);
+	}
+}
+
+static void reply_exports(const struct http_request *req, struct http_response *resp, const json_t *rec,
+			  bool shell)
+{
+	struct lines l = {NULL, 0, 0, shell};
+	const json_t *config = json_object_get(rec, "config");
+	char *params = json_dumps(json_object_get(rec, "params"), JSON_COMPACT | JSON_SORT_KEYS);
+	const char *job = http_query(req, "job");
+
+	if (shell) {
+		/* One comment for the person reading the script's output; TaskProlog takes only exports. */
+		const char *why = json_string_value(json_object_get(rec, "explanation"));
+		size_t need = 64 + (why ? strlen(why) : 0);
+		if ((l.buf = malloc(need))) {
+			l.cap = need;
+			l.len = (size_t)snprintf(l.buf, need, "# dlprofd (%s): %s\n",
+						 json_string_value(json_object_get(rec, "source")), why ? why : "");
+			for (size_t i = 0; i < l.len; i++)
+				if (l.buf[i] == '\n' && i + 1 < l.len)
+					l.buf[i] = ' ';
+		}
+	}
+	export_builtin(&l, config);
+	export_declared(&l, config);
+	lines_export(&l, "DLPROF_WORKLOAD", json_string_value(json_object_get(rec, "workload")));
+	if (params && strcmp(params, "{}") != 0)
+		lines_export(&l, "DLPROF_PARAMS", params);
+	if (job && *job)
+		lines_export(&l, "DLPROF_JOB", job);
+	free(params);
+	if (!l.buf) {
+		http_reply_error(resp, 500, "internal", "out of memory");
+		return;
+	}
+	http_reply_text(resp, 200, "text/plain; charset=utf-8", l.buf, l.len);
+}
+
+void api_recommend(const struct http_request *req, struct http_response *resp)
+{
+	const char *name = http_query(req, "workload"), *format = http_query(req, "format"), *objective;
+	json_t *params, *rec;
+
+	if (!name || !*name || strlen(name) > 128) {
+		http_reply_error(resp, 400, "bad_request", "workload: a name of 1..128 characters is required");
+		return;
+	}
+	if (format && strcmp(format, "json") != 0 && strcmp(format, "env") != 0 && strcmp(format, "slurm") != 0) {
+		http_reply_error(resp, 400, "bad_request", "format: one of json, env, slurm");
+		return;
+	}
+	if (!(objective = objective_arg(req, resp)) || !tuner_ready(req, resp))
+		return;
+	params = query_params(req);
+	rec = tuner_recommend(req->app->tuner, name, params, objective);
+	json_decref(params);
+	if (!rec) {
+		http_reply_error(resp, 500, "internal", "no config could be derived for workload %s", name);
+		return;
+	}
+	if (!format || strcmp(format, "json") == 0)
+		http_reply_json(resp, 200, rec);
+	else {
+		reply_exports(req, resp, rec, strcmp(format, "env") == 0);
+		json_decref(rec);
+	}
+}
+
+void api_workloads_list(const struct http_request *req, struct http_response *resp)
+{
+	if (tuner_ready(req, resp))
+		http_reply_json(resp, 200, tuner_workloads(req->app->tuner));
+}
+
+void api_workload_get(const struct http_request *req, struct http_response *resp)
+{
+	const char *name = http_param(req, "name"), *objective = http_query(req, "objective");
+	json_t *params, *w;
+
+	if (!tuner_ready(req, resp) || !name)
+		return;
+	if (objective && !objective_arg(req, resp))
+		return;
+	params = query_params(req);
+	w = tuner_workload(req->app->tuner, name, json_object_size(params) ? params : NULL, objective);
+	json_decref(params);
+	if (!w) {
+		http_reply_error(resp, 404, "not_found", "no workload named %s has been seen", name);
+		return;
+	}
+	http_reply_json(resp, 200, w);
+}

@@ -1,0 +1,1012 @@
+/*
+ * The online tuner (see tuner.h): workloads and their learners, jobs and
+ * their trials in progress, and the decisions taken at job start and at
+ * each ingest.  A job first explores the whole-job config (its runtime
+ * knobs; the static ones were chosen at its start, across jobs), guided by
+ * expected improvement; once the whole-job model is confident, each phase
+ * refines its own runtime knobs the same way.  Exploration stops when the
+ * expected gain falls below gain_threshold, and once a workload has had a
+ * confident best, at most explore_share of a job's steps run other configs.
+ * What is learned is written through the store outside the lock; the
+ * recommendation views live in tuner_view.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "store_tuner.h"
+#include "tuner_internal.h"
+
+/* A write queued under the lock and done after it (store calls may block). */
+struct tuner_write {
+	enum { WRITE_TRIAL, WRITE_PHASE, WRITE_DECLARED } kind;
+	int64_t job_id;
+	char objective[16];
+	char phase[TUNER_PHASE_MAX];
+	char *text;                   /* config (trial) or declared knobs; owned */
+	long n;
+	double mean, m2, t_start, t_end;
+	bool settled;
+	double drift_t;
+	struct tuner_write *next;
+};
+
+static void writes_push(struct tuner_write **list, struct tuner_write *w)
+{
+	struct tuner_write **p = list;
+
+	while (*p)
+		p = &(*p)->next;
+	*p = w;
+}
+
+/* Runs and frees queued writes (lock not held). */
+static void writes_flush(struct tuner *t, struct tuner_write *w)
+{
+	while (w) {
+		struct tuner_write *next = w->next;
+		int rc = STORE_OK;
+		if (t->st && w->kind == WRITE_TRIAL) {
+			struct store_trial tr = {w->job_id, w->phase, w->text, w->objective, w->n,
+						 w->mean, w->m2, w->t_start, w->t_end};
+			rc = store_trial_add(t->st, &tr);
+		} else if (t->st && w->kind == WRITE_PHASE) {
+			rc = store_tuner_phase_save(t->st, w->job_id, w->objective, w->phase, w->settled, w->drift_t);
+		} else if (t->st && w->kind == WRITE_DECLARED) {
+			rc = store_tuner_declared_save(t->st, w->job_id, w->objective, w->text);
+		}
+		if (rc != STORE_OK && rc != STORE_ENOTFOUND)
+			log_warnx("%s: job %lld: %s", __func__, (long long)w->job_id, store_strerror(rc));
+		free(w->text);
+		free(w);
+		w = next;
+	}
+}
+
+static struct tuner_write *write_new(int kind, int64_t job_id, const struct tuner_workload *w, const char *phase)
+{
+	struct tuner_write *wr = calloc(1, sizeof(*wr));
+
+	if (!wr)
+		return NULL;
+	wr->kind = kind;
+	wr->job_id = job_id;
+	snprintf(wr->objective, sizeof(wr->objective), "%s", w->objective);
+	snprintf(wr->phase, sizeof(wr->phase), "%s", phase ? phase : "");
+	return wr;
+}
+
+static void queue_phase_state(struct tuner_write **wl, int64_t job_id, const struct tuner_workload *w,
+			      const struct tuner_phase *ph)
+{
+	struct tuner_write *wr = write_new(WRITE_PHASE, job_id, w, ph->name);
+
+	if (!wr)
+		return;
+	wr->settled = ph->settled;
+	wr->drift_t = ph->drift_t;
+	writes_push(wl, wr);
+}
+
+/* ---- topology, objectives, parameters ---- */
+
+bool tuner_is_efficiency(const char *objective)
+{
+	return objective && strcmp(objective, "efficiency") == 0;
+}
+
+static const char *objective_name(const char *objective)
+{
+	if (objective && (strcmp(objective, "goodput") == 0 || strcmp(objective, "efficiency") == 0))
+		return objective;
+	return "throughput";
+}
+
+void tuner_topology(const struct tuner *t, bool efficiency, struct knob_topology *out)
+{
+	int i, numa = 0;
+
+	for (i = 0; i < t->node.numa_nodes && i < NODE_MAX_NUMA; i++)
+		if (t->node.numa_cores[i] > numa)
+			numa = t->node.numa_cores[i];
+	memset(out, 0, sizeof(*out));
+	out->cpus_allowed = t->node.cpus_allowed > 0 ? t->node.cpus_allowed : t->node.cpus_online;
+	out->cores_allowed = t->node.cores_allowed > 0 ? t->node.cores_allowed : t->node.cores;
+	out->numa_cores = numa;
+	out->gpus_total = t->node.gpus;
+	out->gpus_free = t->node.gpus - t->gpus_given > 0 ? t->node.gpus - t->gpus_given : 0;
+	out->efficiency = efficiency;
+}
+
+json_t *tuner_params_canonical(const json_t *params)
+{
+	json_t *out = json_object(), *v;
+	const char *key;
+
+	if (!json_is_object(params))
+		return out;
+	json_object_foreach((json_t *)params, key, v) {
+		json_t *c = NULL;
+		if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+		    fabs(json_real_value(v)) < 9e15) {
+			c = json_integer((json_int_t)json_real_value(v));
+		} else if (json_is_string(v)) {
+			const char *s = json_string_value(v);
+			char *end;
+			long long iv = strtoll(s, &end, 10);
+			if (*s && *end == '\0')
+				c = json_integer(iv);
+			else if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)
+				c = json_boolean(s[0] == 't');
+			else if (*s && (strtod(s, &end), *end == '\0'))
+				c = json_real(strtod(s, NULL));
+		}
+		json_object_set_new(out, key, c ? c : json_incref(v));
+	}
+	return out;
+}
+
+/* ---- workloads and their phases ---- */
+
+struct tuner_workload *tuner_workload_find(struct tuner *t, const char *name, const json_t *params,
+					   const char *objective)
+{
+	struct tuner_workload *w;
+
+	for (w = t->workloads; w; w = w->next)
+		if (strcmp(w->name, name) == 0 && strcmp(w->objective, objective_name(objective)) == 0 &&
+		    json_equal(w->params, (json_t *)params))
+			return w;
+	return NULL;
+}
+
+struct tuner_phase *tuner_phase_get(struct tuner_workload *w, const char *phase, bool create)
+{
+	struct tuner_phase *ph;
+	int i;
+
+	for (i = 0; i < w->nphases; i++)
+		if (strcmp(w->phases[i].name, phase) == 0)
+			return &w->phases[i];
+	if (!create || w->nphases >= TUNER_MAX_PHASES || strlen(phase) >= TUNER_PHASE_MAX)
+		return NULL;
+	ph = &w->phases[w->nphases];
+	memset(ph, 0, sizeof(*ph));
+	snprintf(ph->name, sizeof(ph->name), "%s", phase);
+	if (!(ph->l = learner_new(&w->sp)))
+		return NULL;
+	w->nphases++;
+	return ph;
+}
+
+/* Feeds a trial record to its phase's learner; stale if it started before the phase's drift. */
+static void phase_learn(struct tuner_workload *w, struct tuner_phase *ph, const struct tuner_trial_rec *r)
+{
+	int cand = knobs_candidate_of(&w->sp, r->config, -1);
+
+	if (cand >= 0)
+		learner_add(ph->l, cand, r->n, r->mean, r->var_mean, ph->drift_t > 0 && r->t_start < ph->drift_t);
+}
+
+static int trial_append(struct tuner_workload *w, const char *phase, json_t *config_stolen, long n,
+			double mean, double var_mean, double t_start, double t_end)
+{
+	struct tuner_trial_rec *r;
+
+	if (w->ntrials == w->trials_cap) {
+		size_t cap = w->trials_cap ? w->trials_cap * 2 : 16;
+		struct tuner_trial_rec *p = realloc(w->trials, cap * sizeof(*p));
+		if (!p) {
+			json_decref(config_stolen);
+			return -1;
+		}
+		w->trials = p;
+		w->trials_cap = cap;
+	}
+	r = &w->trials[w->ntrials++];
+	snprintf(r->phase, sizeof(r->phase), "%s", phase);
+	r->config = config_stolen;
+	r->n = n;
+	r->mean = mean;
+	r->var_mean = var_mean;
+	r->t_start = t_start;
+	r->t_end = t_end;
+	return 0;
+}
+
+/*
+ * (Re)builds the workload's space from the node and the declared knobs, and
+ * its learners from its trials (a trial whose config the new space cannot
+ * express no longer informs the model).  -1 with err when the declaration is bad.
+ */
+static int workload_build(struct tuner *t, struct tuner_workload *w, const json_t *declared, char *err,
+			  size_t err_len)
+{
+	struct knob_topology topo;
+	struct knob_space sp;
+	size_t i;
+	int p;
+
+	tuner_topology(t, tuner_is_efficiency(w->objective), &topo);
+	topo.gpus_free = topo.gpus_total; /* the space spans all GPUs; jobs are filtered to the free ones */
+	if (knobs_space_build(&sp, &topo, declared, err, err_len) < 0)
+		return -1;
+	w->sp = sp;
+	json_decref(w->declared);
+	w->declared = declared ? json_deep_copy(declared) : NULL;
+	for (p = 0; p < w->nphases; p++) {
+		struct learner *l = learner_new(&w->sp);
+		if (!l)
+			return -1;
+		learner_free(w->phases[p].l);
+		w->phases[p].l = l;
+		w->phases[p].prior = TUNER_PRIOR_TOPOLOGY;
+	}
+	for (i = 0; i < w->ntrials; i++) {
+		struct tuner_phase *ph = tuner_phase_get(w, w->trials[i].phase, true);
+		if (ph)
+			phase_learn(w, ph, &w->trials[i]);
+	}
+	return 0;
+}
+
+static void workload_free(struct tuner_workload *w)
+{
+	size_t i;
+	int p;
+
+	for (p = 0; p < w->nphases; p++)
+		learner_free(w->phases[p].l);
+	for (i = 0; i < w->ntrials; i++)
+		json_decref(w->trials[i].config);
+	free(w->trials);
+	json_decref(w->params);
+	json_decref(w->declared);
+	free(w);
+}
+
+static struct tuner_workload *workload_new(struct tuner *t, int64_t id, const char *name, const json_t *params,
+					   const char *objective, const json_t *declared)
+{
+	struct tuner_workload *w = calloc(1, sizeof(*w));
+	char err[200];
+
+	if (!w)
+		return NULL;
+	w->id = id;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->params = tuner_params_canonical(params);
+	snprintf(w->objective, sizeof(w->objective), "%s", objective_name(objective));
+	if (workload_build(t, w, declared, err, sizeof(err)) < 0 &&
+	    workload_build(t, w, NULL, err, sizeof(err)) < 0) {
+		log_warnx("%s: workload %s: %s", __func__, name, err);
+		workload_free(w);
+		return NULL;
+	}
+	w->next = t->workloads;
+	t->workloads = w;
+	return w;
+}
+
+struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
+				     const json_t *params, const char *objective)
+{
+	struct tuner_workload *o, *best = NULL;
+	struct tuner_phase *ph;
+
+	for (o = t->workloads; o; o = o->next) {
+		if (o == w || strcmp(o->name, name) != 0 || strcmp(o->objective, objective_name(objective)) != 0 ||
+		    json_equal(o->params, (json_t *)params))
+			continue;
+		ph = tuner_phase_get(o, "", false);
+		if (ph && ph->l->ntrials > 0 && (!best || ph->l->ntrials > tuner_phase_get(best, "", false)->l->ntrials))
+			best = o;
+	}
+	return best;
+}
+
+void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph)
+{
+	struct tuner_workload *o;
+	struct tuner_phase *oph;
+	double *shape, lo = INFINITY, mu, sd;
+	int c, oc;
+	char *text;
+
+	if (ph->l->ntrials > 0 || ph->prior == TUNER_PRIOR_SIMILAR)
+		return;
+	if (!(o = tuner_similar(t, w, w->name, w->params, w->objective)))
+		return;
+	oph = tuner_phase_get(o, ph->name, false);
+	if (!oph || oph->l->ntrials == 0 || !(shape = calloc((size_t)w->sp.ncand, sizeof(double))))
+		return;
+	/* The other workload's predicted surface, read at this space's candidates. */
+	for (c = 0; c < w->sp.ncand; c++) {
+		json_t *cfg = knobs_config_json(&w->sp, c);
+		oc = knobs_candidate_of(&o->sp, cfg, -1);
+		json_decref(cfg);
+		shape[c] = NAN;
+		if (oc >= 0) {
+			learner_predict(oph->l, oc, &mu, &sd);
+			shape[c] = mu;
+			if (mu < lo)
+				lo = mu;
+		}
+	}
+	for (c = 0; c < w->sp.ncand; c++)
+		if (isnan(shape[c]))
+			shape[c] = isfinite(lo) ? lo : 1.0;
+	if (isfinite(lo) && lo > 0.0) {
+		learner_set_shape(ph->l, shape);
+		ph->prior = TUNER_PRIOR_SIMILAR;
+		text = json_dumps(o->params, JSON_COMPACT | JSON_SORT_KEYS);
+		snprintf(ph->prior_from, sizeof(ph->prior_from), "%s", text ? text : "{}");
+		free(text);
+	}
+	free(shape);
+}
+
+/* ---- jobs ---- */
+
+static struct tuner_job *job_find(struct tuner *t, int64_t id)
+{
+	struct tuner_job *j;
+
+	for (j = t->jobs; j; j = j->next)
+		if (j->id == id)
+			return j;
+	return NULL;
+}
+
+static void job_free(struct tuner_job *j)
+{
+	json_decref(j->answer);
+	free(j);
+}
+
+static struct tuner_job_phase *job_phase(struct tuner_job *j, const char *phase)
+{
+	struct tuner_job_phase *jp;
+	int i;
+
+	for (i = 0; i < j->nphases; i++)
+		if (strcmp(j->phases[i].name, phase) == 0)
+			return &j->phases[i];
+	if (j->nphases >= TUNER_MAX_PHASES || strlen(phase) >= TUNER_PHASE_MAX)
+		return NULL;
+	jp = &j->phases[j->nphases++];
+	memset(jp, 0, sizeof(*jp));
+	snprintf(jp->name, sizeof(jp->name), "%s", phase);
+	jp->next = -1;
+	trial_begin(&jp->acc, -1, 0, 0);
+	return jp;
+}
+
+/* What the job may run; -1 (logged) when a knob had no possible value. */
+static void job_filter(struct tuner *t, struct tuner_job *j)
+{
+	struct knob_topology topo;
+
+	tuner_topology(t, tuner_is_efficiency(j->w->objective), &topo);
+	knobs_filter_all(&j->w->sp, &j->allowed);
+	if (knobs_filter_topology(&j->w->sp, &j->allowed, &topo) < 0)
+		log_warnx("%s: job %lld: a declared range leaves no value that fits this node "
+			  "(%d CPUs, %d GPUs free); holding it at its smallest", __func__, (long long)j->id,
+			  topo.cpus_allowed, topo.gpus_free);
+}
+
+static struct tuner_job *job_new(struct tuner *t, int64_t id, struct tuner_workload *w)
+{
+	struct tuner_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->id = id;
+	j->w = w;
+	j->start_cand = -1;
+	job_filter(t, j);
+	w->jobs++;
+	j->next = t->jobs;
+	t->jobs = j;
+	return j;
+}
+
+static void job_unlink(struct tuner *t, struct tuner_job *j)
+{
+	struct tuner_job **p;
+
+	for (p = &t->jobs; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			break;
+		}
+	t->gpus_given -= j->gpus;
+	if (t->gpus_given < 0)
+		t->gpus_given = 0;
+}
+
+/* The filter for a job's phase: its allowed values with the static knobs as it started. */
+static void phase_filter(const struct tuner_job *j, int static_from, struct knob_filter *f)
+{
+	*f = j->allowed;
+	if (static_from >= 0)
+		knobs_filter_pin_static(&j->w->sp, f, static_from);
+}
+
+/*
+ * The candidate a job's phase should run next.  While a proposed trial is
+ * incomplete it stays; otherwise the best when the model is confident or
+ * the exploration budget is spent, else the next proposal.  *done is set
+ * when the phase has nothing left to explore within this job (its static
+ * knobs are fixed; other jobs may still try other values of those).
+ */
+static int decide(struct tuner *t, struct tuner_job *j, struct tuner_phase *ph, struct tuner_job_phase *jp,
+		  const struct knob_filter *f, struct tuner_write **wl, bool *done)
+{
+	int best, next;
+	double gain;
+
+	*done = false;
+	if (jp->pending && jp->next >= 0 && knobs_filter_pass(&j->w->sp, f, jp->next))
+		return jp->next;
+	jp->pending = false;
+	best = learner_best(ph->l, f);
+	gain = learner_gain(ph->l, f);
+	if (gain < t->opt.gain_threshold) {
+		/* Settled means confident over every knob, the static ones other jobs may try included. */
+		if (!ph->settled && learner_gain(ph->l, &j->allowed) < t->opt.gain_threshold) {
+			ph->settled = true;
+			log_info("tuner: workload %s phase \"%s\": confident after %d trials", j->w->name, ph->name,
+				 ph->l->ntrials);
+			queue_phase_state(wl, j->id, j->w, ph);
+		}
+		*done = true;
+		return jp->next = best;
+	}
+	if (ph->settled && (double)j->explore_steps >= t->opt.explore_share * (double)j->steps) {
+		*done = true; /* the budget for trying non-best configs is spent for now */
+		return jp->next = best;
+	}
+	next = learner_propose(ph->l, f);
+	if (next < 0)
+		next = best;
+	jp->next = next;
+	jp->pending = next >= 0;
+	return next;
+}
+
+/* The runtime knobs of cand that differ from top, as an object, or NULL. */
+static json_t *phase_override(const struct knob_space *sp, int cand, int top)
+{
+	struct knob_config a, b;
+	json_t *o = NULL;
+	int i;
+
+	knobs_decode(sp, cand, &a);
+	knobs_decode(sp, top, &b);
+	for (i = 0; i < sp->nknobs; i++) {
+		const struct knob *k = &sp->knobs[i];
+		if (!k->runtime || a.idx[i] == b.idx[i])
+			continue;
+		if (!o)
+			o = json_object();
+		json_object_set_new(o, k->name, k->type == KNOB_INT ? json_integer(k->ivalues[a.idx[i]])
+								  : json_string(k->svalues[a.idx[i]]));
+	}
+	return o;
+}
+
+/*
+ * The config a job should run: top-level from the whole-job learner and,
+ * once that one is done exploring, per-phase overrides from each phase's.
+ */
+static json_t *job_answer(struct tuner *t, struct tuner_job *j, struct tuner_write **wl)
+{
+	struct tuner_workload *w = j->w;
+	struct tuner_phase *ph0 = tuner_phase_get(w, "", true);
+	struct tuner_job_phase *jp0 = job_phase(j, "");
+	struct knob_filter f;
+	json_t *answer, *phases = NULL;
+	bool done = false;
+	int top, i;
+
+	if (!ph0 || !jp0)
+		return j->answer ? json_deep_copy(j->answer) : NULL;
+	phase_filter(j, j->start_cand, &f);
+	top = decide(t, j, ph0, jp0, &f, wl, &done);
+	if (top < 0)
+		return NULL;
+	answer = knobs_config_json(&w->sp, top);
+	for (i = 0; done && i < j->nphases; i++) {
+		struct tuner_job_phase *jp = &j->phases[i];
+		struct tuner_phase *ph;
+		json_t *o;
+		bool pdone;
+		int c;
+		if (jp->name[0] == '\0' || !(ph = tuner_phase_get(w, jp->name, false)))
+			continue;
+		phase_filter(j, top, &f);
+		c = decide(t, j, ph, jp, &f, wl, &pdone);
+		if (c < 0 || !(o = phase_override(&w->sp, c, top)))
+			continue;
+		if (!phases)
+			phases = json_object();
+		json_object_set_new(phases, jp->name, o);
+	}
+	if (phases)
+		json_object_set_new(answer, "phases", phases);
+	return answer;
+}
+
+/* ---- learning from samples ---- */
+
+/* Resources a config holds, for the efficiency objective: GPUs, or else cores. */
+static double resources(const struct knob_space *sp, int cand)
+{
+	long g = knobs_int_value(sp, cand, "gpus", 0), th = knobs_int_value(sp, cand, "intra_threads", 1);
+
+	return g > 0 ? (double)g : (double)(th > 0 ? th : 1);
+}
+
+/* A completed trial: checks it against the model (drift), learns it and queues its row. */
+static void trial_record(struct tuner_job *j, const char *phase, struct trial_acc *a,
+			 struct tuner_write **wl)
+{
+	struct tuner_workload *w = j->w;
+	struct tuner_phase *ph = tuner_phase_get(w, phase, true);
+	struct tuner_write *wr;
+	struct knob_filter f;
+	double var = trial_var_mean(a);
+	json_t *cfg;
+
+	if (!ph || a->cand < 0 || a->n < 2)
+		return;
+	phase_filter(j, a->cand, &f);
+	if (ph->settled && a->cand == learner_best(ph->l, &f) && learner_drifted(ph->l, a->cand, a->mean, var)) {
+		double mu, sd;
+		learner_predict(ph->l, a->cand, &mu, &sd);
+		log_info("tuner: workload %s phase \"%s\": the best config now gives %.4g, the model expected "
+			 "%.4g +- %.2g: reopening exploration", w->name, phase, a->mean, mu, sd);
+		ph->drift_t = a->t_start;
+		learner_mark_stale(ph->l);
+		queue_phase_state(wl, j->id, w, ph);
+	}
+	cfg = knobs_config_json(&w->sp, a->cand);
+	learner_add(ph->l, a->cand, a->n, a->mean, var, false);
+	if ((wr = write_new(WRITE_TRIAL, j->id, w, phase))) {
+		wr->text = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
+		wr->n = a->n;
+		wr->mean = a->mean;
+		wr->m2 = a->m2;
+		wr->t_start = a->t_start;
+		wr->t_end = a->t_end;
+		writes_push(wl, wr);
+	}
+	trial_append(w, phase, cfg, a->n, a->mean, var, a->t_start, a->t_end);
+}
+
+/*
+ * How long a trial of cand runs: a proposal is measured until it is precise
+ * enough; the config the job settled on is measured in long stretches (one
+ * row per TRIAL_LONG_STEPS), which still shows a drift.
+ */
+static long trial_length(const struct tuner_job_phase *jp, int cand)
+{
+	return jp->pending && jp->next == cand ? 0 : TRIAL_LONG_STEPS;
+}
+
+/* Feeds one step of a phase measured under cand. */
+static void phase_step(struct tuner_job *j, struct tuner_job_phase *jp, int cand, double ts,
+		       double value, struct tuner_write **wl)
+{
+	if (jp->acc.cand != cand) {
+		bool first = jp->acc.cand < 0 && jp->acc.t_end == 0.0;
+		if (trial_complete(&jp->acc) || jp->acc.n >= TRIAL_MIN_STEPS)
+			trial_record(j, jp->name, &jp->acc, wl);
+		trial_begin(&jp->acc, cand,
+			    first && j->steps <= TRIAL_WARMUP_START ? TRIAL_WARMUP_START : TRIAL_WARMUP_SWITCH,
+			    trial_length(jp, cand));
+	}
+	if (trial_step(&jp->acc, ts, value)) {
+		trial_record(j, jp->name, &jp->acc, wl);
+		if (jp->pending && jp->next == cand)
+			jp->pending = false;
+		trial_begin(&jp->acc, cand, 0, trial_length(jp, cand));
+	}
+}
+
+/* The config a phase ran with: the reported top level overlaid with its "phases" entry. */
+static int reported_candidate(const struct tuner_job *j, const json_t *reported, const char *phase)
+{
+	const struct knob_space *sp = &j->w->sp;
+	int top = knobs_candidate_of(sp, reported, j->start_cand);
+	json_t *over;
+
+	if (top < 0 || !phase || !*phase)
+		return top;
+	over = json_object_get(json_object_get(reported, "phases"), phase);
+	return json_is_object(over) ? knobs_candidate_of(sp, over, top) : top;
+}
+
+/* Whether the reported per-phase overrides change nothing (whole-job samples then measure the top level). */
+static bool reported_uniform(const struct tuner_job *j, const json_t *reported)
+{
+	json_t *phases = json_object_get(reported, "phases"), *over;
+	const char *name;
+	int top = knobs_candidate_of(&j->w->sp, reported, j->start_cand);
+
+	json_object_foreach(phases, name, over)
+		if (json_is_object(over) && json_object_size(over) > 0 &&
+		    knobs_candidate_of(&j->w->sp, over, top) != top)
+			return false;
+	return true;
+}
+
+static int cmp_sample_t(const void *a, const void *b)
+{
+	const struct sample *x = *(const struct sample *const *)a, *y = *(const struct sample *const *)b;
+
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+/* The whole-job objective value of one sample, or NAN when it carries none. */
+static double job_step_value(struct tuner_job *j, const struct sample *s, int cand)
+{
+	const char *obj = j->w->objective;
+	double v = NAN;
+
+	if (strcmp(obj, "goodput") == 0) {
+		if (strcmp(s->name, "loss") != 0)
+			return NAN;
+		if (j->has_loss && s->t > j->last_loss_t)
+			v = (j->last_loss - s->value) / (s->t - j->last_loss_t);
+		j->has_loss = true;
+		j->last_loss = s->value;
+		j->last_loss_t = s->t;
+		return v;
+	}
+	if (strcmp(s->name, "samples_per_s") == 0) {
+		j->has_sps = true;
+		v = s->value;
+	} else if (strcmp(s->name, "step_time_s") == 0 && !j->has_sps && s->value > 0.0) {
+		v = 1.0 / s->value; /* steps per second when the job gives no sample count */
+	}
+	if (!isnan(v) && tuner_is_efficiency(obj))
+		v /= resources(&j->w->sp, cand);
+	return v;
+}
+
+static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
+			  const json_t *reported, struct tuner_write **wl)
+{
+	const struct sample **order = malloc(n * sizeof(*order));
+	struct knob_filter f;
+	struct tuner_phase *ph0 = tuner_phase_get(j->w, "", true);
+	int top = reported_candidate(j, reported, ""), best0 = -1;
+	bool uniform = reported_uniform(j, reported);
+	size_t i;
+
+	if (!order || !ph0) {
+		free(order);
+		return;
+	}
+	phase_filter(j, j->start_cand, &f);
+	best0 = learner_best(ph0->l, &f);
+	for (i = 0; i < n; i++)
+		order[i] = &s[i];
+	qsort(order, n, sizeof(*order), cmp_sample_t); /* the samples' own time, not arrival */
+	for (i = 0; i < n; i++) {
+		const struct sample *x = order[i];
+		struct tuner_job_phase *jp;
+		double v;
+		int cand;
+		if (!x->phase || !*x->phase) {
+			v = job_step_value(j, x, top);
+			if (isnan(v))
+				continue;
+			j->steps++;
+			if (top != best0)
+				j->explore_steps++;
+			if (top < 0 || !uniform || !(jp = job_phase(j, "")))
+				continue;
+			phase_step(j, jp, top, x->t, v, wl);
+		} else if (strcmp(x->name, "phase_time_s") == 0 && x->value > 0.0) {
+			cand = reported_candidate(j, reported, x->phase);
+			if (cand < 0 || !(jp = job_phase(j, x->phase)))
+				continue;
+			v = 1.0 / x->value;
+			if (tuner_is_efficiency(j->w->objective))
+				v /= resources(&j->w->sp, cand);
+			phase_step(j, jp, cand, x->t, v, wl);
+		}
+	}
+	free(order);
+}
+
+/* ---- public ---- */
+
+/* Loads trials, declared knobs and phase states written by earlier runs. */
+static int tuner_load(struct tuner *t)
+{
+	json_t *all = NULL, *row;
+	size_t i;
+	int rc;
+
+	if (!t->st)
+		return 0;
+	if ((rc = store_tuner_load(t->st, t->node.hw_class, &all)) != STORE_OK) {
+		log_warnx("%s: %s", __func__, store_strerror(rc));
+		return -1;
+	}
+	json_array_foreach(json_object_get(all, "workloads"), i, row) {
+		json_t *decl = json_object_get(row, "declared");
+		workload_new(t, json_integer_value(json_object_get(row, "workload_id")),
+			     json_string_value(json_object_get(row, "name")), json_object_get(row, "params"),
+			     json_string_value(json_object_get(row, "objective")), json_is_object(decl) ? decl : NULL);
+	}
+	json_array_foreach(json_object_get(all, "phases"), i, row) {
+		int64_t wid = json_integer_value(json_object_get(row, "workload_id"));
+		const char *obj = json_string_value(json_object_get(row, "objective"));
+		struct tuner_workload *w;
+		for (w = t->workloads; w; w = w->next) {
+			struct tuner_phase *ph;
+			if (w->id != wid || strcmp(w->objective, objective_name(obj)) != 0)
+				continue;
+			if ((ph = tuner_phase_get(w, json_string_value(json_object_get(row, "phase")), true))) {
+				ph->settled = json_integer_value(json_object_get(row, "settled")) != 0;
+				ph->drift_t = json_number_value(json_object_get(row, "drift_t"));
+			}
+		}
+	}
+	json_array_foreach(json_object_get(all, "trials"), i, row) {
+		const char *name = json_string_value(json_object_get(row, "name"));
+		const char *obj = json_string_value(json_object_get(row, "objective"));
+		json_t *params = json_object_get(row, "params"), *canon = tuner_params_canonical(params);
+		struct tuner_workload *w = tuner_workload_find(t, name, canon, obj);
+		long n = (long)json_integer_value(json_object_get(row, "n"));
+		double m2 = json_number_value(json_object_get(row, "m2"));
+		struct tuner_phase *ph;
+		json_decref(canon);
+		if (!w && !(w = workload_new(t, json_integer_value(json_object_get(row, "workload_id")), name, params,
+					     obj, NULL)))
+			continue;
+		if (trial_append(w, json_string_value(json_object_get(row, "phase")),
+				 json_deep_copy(json_object_get(row, "config")), n,
+				 json_number_value(json_object_get(row, "mean")), n > 1 ? m2 / (n - 1) / n : 0.0,
+				 json_number_value(json_object_get(row, "t_start")),
+				 json_number_value(json_object_get(row, "t_end"))) == 0 &&
+		    (ph = tuner_phase_get(w, w->trials[w->ntrials - 1].phase, true)))
+			phase_learn(w, ph, &w->trials[w->ntrials - 1]);
+	}
+	json_array_foreach(json_object_get(all, "jobs"), i, row) {
+		struct tuner_workload *w;
+		for (w = t->workloads; w; w = w->next)
+			if (w->id == json_integer_value(json_object_get(row, "workload_id")) &&
+			    strcmp(w->objective, objective_name(json_string_value(json_object_get(row, "objective")))) == 0)
+				w->jobs = (long)json_integer_value(json_object_get(row, "jobs"));
+	}
+	json_decref(all);
+	return 0;
+}
+
+struct tuner *tuner_open(struct store *st, const struct node_info *node, const struct tuner_options *opt)
+{
+	struct tuner *t = calloc(1, sizeof(*t));
+	struct tuner_workload *w;
+	long trials = 0;
+	int nwork = 0;
+
+	if (!t) {
+		log_warn("%s", __func__);
+		return NULL;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	t->st = st;
+	t->node = *node;
+	t->opt = *opt;
+	if (!(t->opt.explore_share >= 0.0 && t->opt.explore_share <= 1.0))
+		t->opt.explore_share = 0.10;
+	if (!(t->opt.gain_threshold > 0.0))
+		t->opt.gain_threshold = 0.01;
+	if (tuner_load(t) < 0) {
+		tuner_close(t);
+		return NULL;
+	}
+	for (w = t->workloads; w; w = w->next) {
+		trials += (long)w->ntrials;
+		nwork++;
+	}
+	log_info("tuner: %ld trials of %d workloads loaded", trials, nwork);
+	return t;
+}
+
+void tuner_close(struct tuner *t)
+{
+	if (!t)
+		return;
+	while (t->jobs) {
+		struct tuner_job *j = t->jobs;
+		t->jobs = j->next;
+		job_free(j);
+	}
+	while (t->workloads) {
+		struct tuner_workload *w = t->workloads;
+		t->workloads = w->next;
+		workload_free(w);
+	}
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+/* Whether two declarations (either may be NULL) are the same. */
+static bool same_declared(const json_t *a, const json_t *b)
+{
+	if (!a || json_object_size(a) == 0)
+		return !b || json_object_size(b) == 0;
+	return b && json_equal((json_t *)a, (json_t *)b);
+}
+
+/* The workload of a new job, created or with its space rebuilt for new declarations. */
+static struct tuner_workload *job_workload(struct tuner *t, int64_t wid, const char *name, const json_t *canon,
+					   const char *objective, const json_t *declared, int64_t job_id,
+					   struct tuner_write **wl)
+{
+	struct tuner_workload *w = tuner_workload_find(t, name, canon, objective);
+	struct tuner_write *wr;
+	char err[200];
+
+	if (!w) {
+		if (!(w = workload_new(t, wid, name, canon, objective, declared)))
+			return NULL;
+	} else if (!same_declared(w->declared, declared)) {
+		if (workload_build(t, w, declared, err, sizeof(err)) < 0) {
+			log_warnx("%s: job %lld: knobs: %s; keeping the workload's earlier ones", __func__,
+				  (long long)job_id, err);
+			(void)workload_build(t, w, w->declared, err, sizeof(err));
+			return w;
+		}
+	} else {
+		return w;
+	}
+	if (wid)
+		w->id = wid;
+	if ((wr = write_new(WRITE_DECLARED, job_id, w, ""))) {
+		wr->text = w->declared ? json_dumps(w->declared, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		writes_push(wl, wr);
+	}
+	return w;
+}
+
+/* Chooses the config a new job starts with and remembers the job. */
+static json_t *job_begin(struct tuner *t, struct tuner_job *j, struct tuner_write **wl)
+{
+	struct tuner_phase *ph0 = tuner_phase_get(j->w, "", true);
+	struct tuner_job_phase *jp0 = job_phase(j, "");
+	bool known;
+	int cand;
+
+	if (!ph0 || !jp0)
+		return NULL;
+	tuner_prior_similar(t, j->w, ph0);
+	/* A workload with a confident best starts there: static knobs cannot be explored within a budget. */
+	known = ph0->settled || learner_gain(ph0->l, &j->allowed) < t->opt.gain_threshold;
+	cand = known ? learner_best(ph0->l, &j->allowed) : learner_propose(ph0->l, &j->allowed);
+	if (cand < 0)
+		return NULL;
+	j->start_cand = cand;
+	j->gpus = (int)knobs_int_value(&j->w->sp, cand, "gpus", 0);
+	t->gpus_given += j->gpus;
+	jp0->next = cand;
+	jp0->pending = !known;
+	return job_answer(t, j, wl);
+}
+
+json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, const char *params_json,
+			const char *objective, const json_t *job_knobs)
+{
+	json_t *params = params_json ? json_loads(params_json, 0, NULL) : NULL;
+	json_t *canon = tuner_params_canonical(params), *answer = NULL;
+	struct tuner_write *wl = NULL;
+	struct tuner_workload *w;
+	struct tuner_job *j;
+	struct job_brief b;
+	int64_t wid = 0;
+
+	json_decref(params);
+	if (t->st && store_job_brief(t->st, job_id, &b) == STORE_OK)
+		wid = b.workload_id;
+	pthread_mutex_lock(&t->lock);
+	if ((j = job_find(t, job_id))) { /* registered again under the same id: start afresh */
+		job_unlink(t, j);
+		job_free(j);
+	}
+	w = job_workload(t, wid, workload, canon, objective, json_is_object(job_knobs) ? job_knobs : NULL, job_id,
+			 &wl);
+	if (w && (j = job_new(t, job_id, w)) && (answer = job_begin(t, j, &wl)))
+		j->answer = json_deep_copy(answer);
+	pthread_mutex_unlock(&t->lock);
+	writes_flush(t, wl);
+	json_decref(canon);
+	if (!answer)
+		log_warnx("%s: job %lld: no config could be chosen", __func__, (long long)job_id);
+	return answer;
+}
+
+/* A running job the tuner did not see start (the daemon restarted): rebuilt from its row. */
+static struct tuner_job *job_restore(struct tuner *t, int64_t job_id, const json_t *info)
+{
+	const char *name = json_string_value(json_object_get(info, "name"));
+	json_t *canon = tuner_params_canonical(json_object_get(info, "params"));
+	json_t *knobs = json_object_get(info, "knobs"), *config = json_object_get(info, "config");
+	const char *objective = json_string_value(json_object_get(info, "objective"));
+	struct tuner_workload *w;
+	struct tuner_job *j = NULL;
+	int cand;
+
+	if (!name || !json_is_true(json_object_get(info, "running")))
+		goto done;
+	w = tuner_workload_find(t, name, canon, objective);
+	if (!w && !(w = workload_new(t, json_integer_value(json_object_get(info, "workload_id")), name, canon,
+				     objective, json_is_object(knobs) ? knobs : NULL)))
+		goto done;
+	if (!(j = job_new(t, job_id, w)))
+		goto done;
+	cand = knobs_candidate_of(&w->sp, json_is_object(config) ? config : NULL, -1);
+	j->start_cand = cand >= 0 ? cand : knobs_prior_candidate(&w->sp);
+	j->gpus = (int)knobs_int_value(&w->sp, j->start_cand, "gpus", 0);
+	t->gpus_given += j->gpus;
+	j->answer = json_is_object(config) ? json_deep_copy(config) : knobs_config_json(&w->sp, j->start_cand);
+done:
+	json_decref(canon);
+	return j;
+}
+
+json_t *tuner_job_observe(struct tuner *t, int64_t job_id, const struct sample *s, size_t n,
+			  const json_t *reported_config)
+{
+	struct tuner_write *wl = NULL;
+	struct tuner_job *j;
+	json_t *answer = NULL, *info = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	if (!(j = job_find(t, job_id)) && t->st) {
+		pthread_mutex_unlock(&t->lock);
+		if (store_tuner_job(t->st, job_id, &info) != STORE_OK)
+			return NULL;
+		pthread_mutex_lock(&t->lock);
+		if (!(j = job_find(t, job_id)))
+			j = job_restore(t, job_id, info);
+		json_decref(info);
+	}
+	if (j) {
+		const json_t *reported = json_is_object(reported_config) ? reported_config : j->answer;
+		observe_batch(j, s, n, reported, &wl);
+		if ((answer = job_answer(t, j, &wl))) {
+			json_decref(j->answer);
+			j->answer = json_deep_copy(answer);
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	writes_flush(t, wl);
+	return answer;
+}
+
+void tuner_job_end(struct tuner *t, int64_t job_id)
+{
+	struct tuner_write *wl = NULL;
+	struct tuner_job *j;
+	int i;
+
+	pthread_mutex_lock(&t->lock);
+	if ((j = job_find(t, job_id))) {
+		/* A trial cut short by the end still counts once it has enough steps. */
+		for (i = 0; i < j->nphases; i++)
+			if (j->phases[i].acc.n >= TRIAL_MIN_STEPS)
+				trial_record(j, j->phases[i].name, &j->phases[i].acc, &wl);
+		job_unlink(t, j);
+		job_free(j);
+	}
+	pthread_mutex_unlock(&t->lock);
+	writes_flush(t, wl);
+}

@@ -1,0 +1,368 @@
+/*
+ * What the tuner shows: the recommendation for a new job (learned, from a
+ * similar workload, or the topology default), the list of workloads, and one
+ * workload's learned surface.  Everything is answered from memory under the
+ * tuner's lock; a model refits only when trials came in since its last fit.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner_internal.h"
+
+/* Most predicted configs one surface answer lists. */
+#define VIEW_MAX_PREDICTED 512
+
+static const char *unit_of(const char *objective)
+{
+	if (strcmp(objective, "goodput") == 0)
+		return "loss decrease/s";
+	if (strcmp(objective, "efficiency") == 0)
+		return "samples/s per core or GPU";
+	return "samples/s";
+}
+
+/* The candidates a new job may start with now: the node's CPUs and the free GPUs. */
+static void node_filter(struct tuner *t, const struct tuner_workload *w, const struct knob_space *sp,
+			struct knob_filter *f)
+{
+	struct knob_topology topo;
+
+	tuner_topology(t, w ? tuner_is_efficiency(w->objective) : false, &topo);
+	knobs_filter_all(sp, f);
+	(void)knobs_filter_topology(sp, f, &topo);
+}
+
+static double confidence_of(const struct tuner *t, double remaining)
+{
+	return 1.0 / (1.0 + remaining / t->opt.gain_threshold);
+}
+
+/* Adds per-phase overrides of the phases that have trials to a whole-job config. */
+static void add_phase_bests(struct tuner_workload *w, json_t *config, int top, const struct knob_filter *nf)
+{
+	json_t *phases = NULL;
+	int i;
+
+	for (i = 0; i < w->nphases; i++) {
+		struct tuner_phase *ph = &w->phases[i];
+		struct knob_filter f = *nf;
+		struct knob_config a, b;
+		json_t *o = NULL;
+		int c, k;
+		if (!ph->name[0] || ph->l->ntrials == 0)
+			continue;
+		knobs_filter_pin_static(&w->sp, &f, top);
+		if ((c = learner_best(ph->l, &f)) < 0)
+			continue;
+		knobs_decode(&w->sp, c, &a);
+		knobs_decode(&w->sp, top, &b);
+		for (k = 0; k < w->sp.nknobs; k++) {
+			const struct knob *kn = &w->sp.knobs[k];
+			if (!kn->runtime || a.idx[k] == b.idx[k])
+				continue;
+			if (!o)
+				o = json_object();
+			json_object_set_new(o, kn->name, kn->type == KNOB_INT ? json_integer(kn->ivalues[a.idx[k]])
+									    : json_string(kn->svalues[a.idx[k]]));
+		}
+		if (!o)
+			continue;
+		if (!phases)
+			phases = json_object();
+		json_object_set_new(phases, ph->name, o);
+	}
+	if (phases)
+		json_object_set_new(config, "phases", phases);
+}
+
+static json_t *recommend_learned(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph0)
+{
+	struct knob_filter f;
+	double mu, sd, mu_d, sd_d, remaining, gain;
+	int best, dflt;
+	char text[200], dtext[200], line[1024];
+	json_t *config;
+
+	node_filter(t, w, &w->sp, &f);
+	best = learner_best(ph0->l, &f);
+	if (best < 0)
+		return NULL;
+	learner_predict(ph0->l, best, &mu, &sd);
+	dflt = knobs_prior_candidate(&w->sp);
+	learner_predict(ph0->l, dflt, &mu_d, &sd_d);
+	remaining = learner_gain(ph0->l, &f);
+	gain = mu_d > 0.0 ? mu / mu_d - 1.0 : NAN;
+	config = knobs_config_json(&w->sp, best);
+	add_phase_bests(w, config, best, &f);
+	knobs_config_text(&w->sp, best, text, sizeof(text));
+	knobs_config_text(&w->sp, dflt, dtext, sizeof(dtext));
+	snprintf(line, sizeof(line), "best of %d trials of this workload: %s gives %.4g %s (+- %.2g)",
+		 ph0->l->ntrials, text[0] ? text : "the only config", mu, unit_of(w->objective), sd);
+	if (isfinite(gain) && best != dflt) {
+		size_t len = strlen(line);
+		snprintf(line + len, sizeof(line) - len, ", %+.0f%% over the topology default %s", 100.0 * gain,
+			 dtext);
+	}
+	return json_pack("{s:o, s:s, s:{s:f, s:f}, s:o, s:f, s:f, s:b, s:i, s:s}", "config", config, "source",
+			 "learned", "expected", "value", mu, "std", sd, "expected_gain",
+			 isfinite(gain) ? json_real(gain) : json_null(), "remaining_gain", remaining, "confidence",
+			 confidence_of(t, remaining), "confident", remaining < t->opt.gain_threshold, "trials",
+			 ph0->l->ntrials, "explanation", line);
+}
+
+/* A space for a workload not learned yet: the node's, with the knobs a similar one declared. */
+static int fresh_space(struct tuner *t, const json_t *declared, const char *objective, struct knob_space *sp)
+{
+	struct knob_topology topo;
+	char err[200];
+
+	tuner_topology(t, tuner_is_efficiency(objective), &topo);
+	if (knobs_space_build(sp, &topo, declared, err, sizeof(err)) == 0)
+		return 0;
+	return knobs_space_build(sp, &topo, NULL, err, sizeof(err));
+}
+
+static json_t *recommend_similar(struct tuner *t, struct tuner_workload *o, const char *objective)
+{
+	struct tuner_phase *oph = tuner_phase_get(o, "", false);
+	struct knob_space sp;
+	struct knob_filter f;
+	char text[200], ptext[200], line[1024], *params;
+	double mu, sd;
+	json_t *cfg;
+	int ob, c;
+
+	if (!oph || fresh_space(t, o->declared, objective, &sp) < 0)
+		return NULL;
+	node_filter(t, o, &o->sp, &f);
+	if ((ob = learner_best(oph->l, &f)) < 0)
+		return NULL;
+	cfg = knobs_config_json(&o->sp, ob);
+	c = knobs_candidate_of(&sp, cfg, -1);
+	json_decref(cfg);
+	if (c < 0)
+		return NULL;
+	learner_predict(oph->l, ob, &mu, &sd);
+	knobs_config_text(&sp, c, text, sizeof(text));
+	params = json_dumps(o->params, JSON_COMPACT | JSON_SORT_KEYS);
+	snprintf(ptext, sizeof(ptext), "%s", params ? params : "{}");
+	free(params);
+	snprintf(line, sizeof(line), "no trials with these parameters yet: %s is the best of %d trials of %s %s",
+		 text[0] ? text : "the config", oph->l->ntrials, o->name, ptext);
+	return json_pack("{s:o, s:s, s:n, s:n, s:n, s:f, s:b, s:i, s:s, s:{s:o, s:f, s:f}}", "config",
+			 knobs_config_json(&sp, c), "source", "similar", "expected", "expected_gain", "remaining_gain",
+			 "confidence", 0.0, "confident", 0, "trials", 0, "explanation", line, "similar", "params",
+			 json_incref(o->params), "value", mu, "std", sd);
+}
+
+static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w, const char *objective)
+{
+	struct knob_topology topo;
+	struct knob_space sp;
+	char text[200], line[1024];
+	int c;
+
+	if (fresh_space(t, w ? w->declared : NULL, objective, &sp) < 0)
+		return NULL;
+	tuner_topology(t, tuner_is_efficiency(objective), &topo);
+	c = knobs_prior_candidate(&sp);
+	knobs_config_text(&sp, c, text, sizeof(text));
+	snprintf(line, sizeof(line),
+		 "no trials yet: the topology default (%s) from %d physical cores of %d allowed CPUs, "
+		 "%d cores per NUMA domain, %d free GPUs",
+		 text[0] ? text : "fixed knobs", topo.cores_allowed, topo.cpus_allowed, topo.numa_cores, topo.gpus_free);
+	return json_pack("{s:o, s:s, s:n, s:n, s:n, s:f, s:b, s:i, s:s}", "config", knobs_config_json(&sp, c),
+			 "source", "default", "expected", "expected_gain", "remaining_gain", "confidence", 0.0,
+			 "confident", 0, "trials", 0, "explanation", line);
+}
+
+json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, const char *objective)
+{
+	json_t *canon = tuner_params_canonical(params), *rec = NULL;
+	const char *obj = tuner_is_efficiency(objective) || (objective && strcmp(objective, "goodput") == 0)
+				  ? objective : "throughput";
+	struct tuner_workload *w, *o;
+	struct tuner_phase *ph0;
+
+	pthread_mutex_lock(&t->lock);
+	w = tuner_workload_find(t, name, canon, obj);
+	ph0 = w ? tuner_phase_get(w, "", false) : NULL;
+	if (ph0 && ph0->l->ntrials > 0)
+		rec = recommend_learned(t, w, ph0);
+	if (!rec && (o = tuner_similar(t, w, name, canon, obj)))
+		rec = recommend_similar(t, o, obj);
+	if (!rec)
+		rec = recommend_default(t, w, obj);
+	pthread_mutex_unlock(&t->lock);
+	if (rec) {
+		json_object_set_new(rec, "workload", json_string(name));
+		json_object_set_new(rec, "params", canon);
+		json_object_set_new(rec, "objective", json_string(obj));
+	} else {
+		json_decref(canon);
+	}
+	return rec;
+}
+
+/* A phase's best and confidence: {"phase","config","mean","std","n","trials","confident",...}. */
+static json_t *phase_best(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph)
+{
+	struct knob_filter f;
+	double mu, sd, mean, std, remaining;
+	long steps;
+	int best, trials;
+
+	node_filter(t, w, &w->sp, &f);
+	best = learner_best(ph->l, &f);
+	if (best < 0 || ph->l->ntrials == 0)
+		return json_null();
+	learner_predict(ph->l, best, &mu, &sd);
+	learner_tried(ph->l, best, &mean, &std, &trials, &steps);
+	remaining = learner_gain(ph->l, &f);
+	return json_pack("{s:s, s:o, s:f, s:f, s:I, s:i, s:f, s:f, s:f, s:b, s:b, s:f, s:s}", "phase", ph->name,
+			 "config", knobs_config_json(&w->sp, best), "mean", mean, "std", std, "n", (json_int_t)steps,
+			 "trials", trials, "predicted", mu, "predicted_std", sd, "confidence",
+			 confidence_of(t, remaining), "confident", remaining < t->opt.gain_threshold, "settled",
+			 ph->settled, "drift_t", ph->drift_t, "prior",
+			 ph->prior == TUNER_PRIOR_SIMILAR ? "similar" : "topology");
+}
+
+static int phase_trials(const struct tuner_workload *w)
+{
+	int i, n = 0;
+
+	for (i = 0; i < w->nphases; i++)
+		n += w->phases[i].l->ntrials;
+	return n;
+}
+
+static json_t *workload_summary(struct tuner *t, struct tuner_workload *w)
+{
+	struct tuner_phase *ph0 = tuner_phase_get(w, "", false);
+	json_t *best = ph0 ? phase_best(t, w, ph0) : json_null(), *phases = json_array();
+	json_t *o;
+	int i;
+
+	for (i = 0; i < w->nphases; i++)
+		if (w->phases[i].l->ntrials > 0)
+			json_array_append_new(phases, json_string(w->phases[i].name));
+	o = json_pack("{s:s, s:O, s:s, s:s, s:i, s:I, s:o, s:o, s:s}", "name", w->name, "params", w->params,
+		      "objective", w->objective, "hw_class", t->node.hw_class, "trials", phase_trials(w), "jobs",
+		      (json_int_t)w->jobs, "phases", phases, "best", best, "source",
+		      json_is_object(best) ? "learned" : "default");
+	if (json_is_object(best)) {
+		json_object_set(o, "confidence", json_object_get(best, "confidence"));
+		json_object_set(o, "confident", json_object_get(best, "confident"));
+	}
+	return o;
+}
+
+json_t *tuner_workloads(struct tuner *t)
+{
+	struct tuner_workload *w;
+	json_t *list = json_array();
+
+	pthread_mutex_lock(&t->lock);
+	for (w = t->workloads; w; w = w->next)
+		json_array_append_new(list, workload_summary(t, w));
+	pthread_mutex_unlock(&t->lock);
+	return json_pack("{s:o}", "workloads", list);
+}
+
+/* Every tried config of every phase, with the model's prediction there. */
+static json_t *tried_list(struct tuner_workload *w)
+{
+	json_t *list = json_array();
+	int i, c;
+
+	for (i = 0; i < w->nphases; i++) {
+		struct learner *l = w->phases[i].l;
+		for (c = 0; c < w->sp.ncand; c++) {
+			double mean, std, mu, sd;
+			long steps;
+			int trials;
+			learner_tried(l, c, &mean, &std, &trials, &steps);
+			if (trials == 0)
+				continue;
+			learner_predict(l, c, &mu, &sd);
+			json_array_append_new(list, json_pack("{s:s, s:o, s:f, s:f, s:I, s:i, s:f, s:f}", "phase",
+							      w->phases[i].name, "config", knobs_config_json(&w->sp, c),
+							      "mean", mean, "std", std, "n", (json_int_t)steps, "trials",
+							      trials, "predicted", mu, "predicted_std", sd));
+		}
+	}
+	return list;
+}
+
+/* The model's prediction over the candidates a new job may run, per phase (at most VIEW_MAX_PREDICTED). */
+static json_t *predicted_list(struct tuner *t, struct tuner_workload *w)
+{
+	struct knob_filter f;
+	json_t *list = json_array();
+	int i, c, shown = 0;
+
+	node_filter(t, w, &w->sp, &f);
+	for (i = 0; i < w->nphases; i++) {
+		struct learner *l = w->phases[i].l;
+		if (l->ntrials == 0)
+			continue;
+		for (c = 0; c < w->sp.ncand && shown < VIEW_MAX_PREDICTED; c++) {
+			double mu, sd;
+			if (!knobs_filter_pass(&w->sp, &f, c))
+				continue;
+			learner_predict(l, c, &mu, &sd);
+			json_array_append_new(list, json_pack("{s:s, s:o, s:f, s:f}", "phase", w->phases[i].name, "config",
+							      knobs_config_json(&w->sp, c), "mean", mu, "std", sd));
+			shown++;
+		}
+	}
+	return list;
+}
+
+static json_t *workload_detail(struct tuner *t, struct tuner_workload *w)
+{
+	json_t *o = workload_summary(t, w), *phases = json_array();
+	int i;
+
+	for (i = 0; i < w->nphases; i++)
+		if (w->phases[i].l->ntrials > 0)
+			json_array_append_new(phases, phase_best(t, w, &w->phases[i]));
+	json_object_set_new(o, "phases", phases);
+	json_object_set_new(o, "knobs", knobs_space_json(&w->sp));
+	json_object_set_new(o, "default", json_pack("{s:o}", "config",
+						    knobs_config_json(&w->sp, knobs_prior_candidate(&w->sp))));
+	json_object_set_new(o, "candidates", json_integer(w->sp.ncand));
+	json_object_set_new(o, "tried", tried_list(w));
+	json_object_set_new(o, "predicted", predicted_list(t, w));
+	return o;
+}
+
+json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, const char *objective)
+{
+	json_t *canon = params ? tuner_params_canonical(params) : NULL, *o = NULL, *variants;
+	struct tuner_workload *w, *pick = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	variants = json_array();
+	for (w = t->workloads; w; w = w->next) {
+		if (strcmp(w->name, name) != 0 || (objective && strcmp(w->objective, objective) != 0))
+			continue;
+		json_array_append_new(variants, json_pack("{s:O, s:s, s:i, s:I}", "params", w->params, "objective",
+							  w->objective, "trials", phase_trials(w), "jobs",
+							  (json_int_t)w->jobs));
+		if (canon ? json_equal(canon, w->params) && (!pick || phase_trials(w) > phase_trials(pick))
+			  : !pick || phase_trials(w) > phase_trials(pick))
+			pick = w;
+	}
+	if (pick) {
+		o = workload_detail(t, pick);
+		json_object_set_new(o, "variants", variants);
+	} else {
+		json_decref(variants);
+	}
+	pthread_mutex_unlock(&t->lock);
+	json_decref(canon);
+	return o;
+}
