@@ -40,7 +40,7 @@ enum dlprof_mode { MODE_OFF, MODE_RECOMMEND, MODE_TUNE };
  * each slurmstepd/slurmd process that loads the plugin has its own copy.
  */
 static struct {
-	enum dlprof_mode mode;        /* the default, then the job's choice */
+	enum dlprof_mode default_mode; /* for jobs without --dlprof */
 	char socket[256];             /* "" : use url */
 	char url[256];
 	long timeout_ms;
@@ -63,6 +63,7 @@ static int mode_parse(const char *s, enum dlprof_mode *out)
 	return 0;
 }
 
+/* Checks the value where the user types it (sbatch, srun); job_mode() reads it. */
 static int option_cb(int val, const char *optarg, int remote)
 {
 	enum dlprof_mode m;
@@ -73,7 +74,6 @@ static int option_cb(int val, const char *optarg, int remote)
 		slurm_error("dlprof: --dlprof=%s: use off, recommend or tune", optarg ? optarg : "");
 		return -1;
 	}
-	plugin.mode = m;
 	return 0;
 }
 
@@ -84,12 +84,16 @@ static struct spank_option dlprof_option = {
 	1, 0, option_cb,
 };
 
-/* Reads plugstack.conf arguments; a bad one is logged and ignored. */
+/*
+ * Reads plugstack.conf arguments, which every callback receives: the job
+ * epilog runs in a process of its own where slurm_spank_init() was not
+ * called.  A bad argument is logged and ignored.
+ */
 static void parse_args(int ac, char **av)
 {
 	for (int i = 0; i < ac; i++) {
 		const char *a = av[i];
-		if (strncmp(a, "default=", 8) == 0 && mode_parse(a + 8, &plugin.mode) == 0)
+		if (strncmp(a, "default=", 8) == 0 && mode_parse(a + 8, &plugin.default_mode) == 0)
 			continue;
 		if (strncmp(a, "socket=", 7) == 0) {
 			snprintf(plugin.socket, sizeof(plugin.socket), "%s", a + 7);
@@ -106,7 +110,8 @@ static void parse_args(int ac, char **av)
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	parse_args(ac, av);
+	(void)ac;   /* the arguments are read where they are used, not in srun/sbatch */
+	(void)av;
 	/* slurmd itself takes no options; everywhere else the option must exist. */
 	if (spank_context() != S_CTX_SLURMD && spank_context() != S_CTX_JOB_SCRIPT)
 		spank_option_register(sp, &dlprof_option);
@@ -117,14 +122,17 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 static enum dlprof_mode job_mode(spank_t sp)
 {
 	char *arg = NULL;
-	enum dlprof_mode m = plugin.mode;
+	enum dlprof_mode m = plugin.default_mode;
 
 	if (spank_option_getopt(sp, &dlprof_option, &arg) == ESPANK_SUCCESS && arg)
 		mode_parse(arg, &m);
 	return m;
 }
 
-/* One request; the body (NUL-terminated) in *body on a 2xx answer. */
+/*
+ * One request; the body (NUL-terminated) in *body on a 2xx answer.
+ * Returns 0, -1 when the daemon refused, -2 when it could not be reached.
+ */
 static int dlprof_call(const char *method, const char *path, const char *json, char **body)
 {
 	struct ctl_target t = {
@@ -136,10 +144,10 @@ static int dlprof_call(const char *method, const char *path, const char *json, c
 
 	*body = NULL;
 	if (t.socket && access(t.socket, F_OK) != 0)
-		return -1;   /* no daemon on this node: the common case, said nowhere */
+		return -2;   /* no daemon on this node: the common case, said nowhere */
 	if (ctl_request(&t, method, path, json, &r, err, sizeof(err)) != CTL_ANSWERED) {
 		slurm_verbose("dlprof: %s %s: %s", method, path, err);
-		return -1;
+		return -2;
 	}
 	if (r.status < 200 || r.status > 299) {
 		slurm_verbose("dlprof: %s %s: HTTP %ld %.200s", method, path, r.status, r.body);
@@ -247,14 +255,14 @@ static void job_workload(spank_t sp, char *buf, int len)
 /* Runs once per step on each node, as the job's user, before tasks start. */
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	enum dlprof_mode m = job_mode(sp);
+	enum dlprof_mode m;
 	uint32_t job_id = 0, step_id = 0;
 	char workload[129], marker[160], seen[160], path[300], *body;
 	char host[64] = "";
 	long long id;
 
-	(void)ac;
-	(void)av;
+	parse_args(ac, av);
+	m = job_mode(sp);
 	if (m == MODE_OFF || !spank_remote(sp))
 		return 0;
 	if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
@@ -267,10 +275,16 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		return 0;
 	job_workload(sp, workload, sizeof(workload));
 	snprintf(path, sizeof(path), "/api/v1/recommend?workload=%s&format=env", workload);
-	if (dlprof_call("GET", path, NULL, &body) < 0)
-		return 0;   /* daemon down or refusing: the job runs untouched */
-	apply_env_lines(sp, body);
-	free(body);
+	switch (dlprof_call("GET", path, NULL, &body)) {
+	case 0:
+		apply_env_lines(sp, body);
+		free(body);
+		break;
+	case -1:
+		break;      /* no recommendation: still record the job */
+	default:
+		return 0;   /* daemon down or hung: the job runs untouched */
+	}
 	spank_setenv(sp, "DLPROF_WORKLOAD", workload, 1);
 	id = register_job(sp, workload, job_id, m);
 	if (id > 0) {
@@ -322,8 +336,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	const char *ec = getenv("SLURM_JOB_EXIT_CODE2");   /* "exit:signal" */
 	char status[16] = "";
 
-	(void)ac;
-	(void)av;
+	parse_args(ac, av);
 	if (job_mode(sp) == MODE_OFF || spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS)
 		return 0;
 	if (ec && ec[0] >= '0' && ec[0] <= '9')
