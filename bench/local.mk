@@ -1,1 +1,33 @@
 # Benchmarks (bench/run): never part of make check; owned by the performance work.
+#
+# The peers are EXTRA_PROGRAMS: automake writes their rules and distributes
+# their sources, but neither `make` nor `make check` builds them; bench/run
+# builds them with `make bench-peers` in its own release build (build/bench).
+# `make bench` runs the whole benchmark and rewrites bench/RESULTS.md.
+BENCH_PEERS = \
+	bench/peers/mhd_fixed \
+	bench/peers/sqlite_loop \
+	bench/peers/proc_loop \
+	bench/peers/ingest_load \
+	bench/peers/spawn_jobs \
+	bench/peers/storm
+EXTRA_PROGRAMS = $(BENCH_PEERS)
+CLEANFILES += $(BENCH_PEERS)
+
+bench_peers_mhd_fixed_SOURCES = bench/peers/mhd_fixed.c
+bench_peers_mhd_fixed_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS)
+bench_peers_mhd_fixed_LDADD = $(MHD_LIBS)
+bench_peers_sqlite_loop_SOURCES = bench/peers/sqlite_loop.c bench/peers/rows.h
+bench_peers_sqlite_loop_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+bench_peers_sqlite_loop_LDADD = $(SQLITE_LIBS)
+bench_peers_proc_loop_SOURCES = bench/peers/proc_loop.c
+bench_peers_ingest_load_SOURCES = bench/peers/ingest_load.c bench/peers/rows.h
+bench_peers_spawn_jobs_SOURCES = bench/peers/spawn_jobs.c
+bench_peers_storm_SOURCES = bench/peers/storm.c
+
+EXTRA_DIST += bench/run bench/README.md
+
+.PHONY: bench bench-peers
+bench-peers: $(BENCH_PEERS)
+bench:
+	$(top_srcdir)/bench/run
