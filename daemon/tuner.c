@@ -944,7 +944,7 @@ static struct tuner_job *job_restore(struct tuner *t, int64_t job_id, const json
 	struct tuner_job *j = NULL;
 	int cand;
 
-	if (!name || !json_is_true(json_object_get(info, "running")))
+	if (!name || json_integer_value(json_object_get(info, "running")) != 1)
 		goto done;
 	w = tuner_workload_find(t, name, canon, objective);
 	if (!w && !(w = workload_new(t, json_integer_value(json_object_get(info, "workload_id")), name, canon,

@@ -52,7 +52,8 @@ void tuner_job_end(struct tuner *t, int64_t job_id);
  * a new JSON object: {"workload","params","objective","config","source":
  * "learned"|"similar"|"default","expected":{"value","std"}|null,
  * "expected_gain" (over the topology default, a fraction)|null,
- * "remaining_gain","confidence" (0..1),"confident","trials","explanation"}.
+ * "remaining_gain","confidence" (0..1),"confident","trials","configs_tried",
+ * "jobs","explanation"}; confidence is 1 / (1 + remaining_gain / gain_threshold).
  * Answers from memory in well under a millisecond once the model is fitted.
  */
 json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, const char *objective);

@@ -23,7 +23,10 @@ static const char *unit_of(const char *objective)
 	return "samples/s";
 }
 
-/* The candidates a new job may start with now: the node's CPUs and the free GPUs. */
+/*
+ * The candidates a new job may start with now (the node's CPUs and the free
+ * GPUs), or, for the learned surface, on this node at all (every GPU).
+ */
 static void node_filter(struct tuner *t, const struct tuner_workload *w, const struct knob_space *sp,
 			struct knob_filter *f)
 {
@@ -32,6 +35,16 @@ static void node_filter(struct tuner *t, const struct tuner_workload *w, const s
 	tuner_topology(t, w ? tuner_is_efficiency(w->objective) : false, &topo);
 	knobs_filter_all(sp, f);
 	(void)knobs_filter_topology(sp, f, &topo);
+}
+
+static void surface_filter(struct tuner *t, const struct tuner_workload *w, struct knob_filter *f)
+{
+	struct knob_topology topo;
+
+	tuner_topology(t, tuner_is_efficiency(w->objective), &topo);
+	topo.gpus_free = topo.gpus_total;
+	knobs_filter_all(&w->sp, f);
+	(void)knobs_filter_topology(&w->sp, f, &topo);
 }
 
 static double confidence_of(const struct tuner *t, double remaining)
@@ -77,6 +90,20 @@ static void add_phase_bests(struct tuner_workload *w, json_t *config, int top, c
 		json_object_set_new(config, "phases", phases);
 }
 
+/* Distinct configs with trials. */
+static int configs_tried(const struct learner *l)
+{
+	double mean, std;
+	long steps;
+	int c, n = 0, trials;
+
+	for (c = 0; c < l->sp.ncand; c++) {
+		learner_tried(l, c, &mean, &std, &trials, &steps);
+		n += trials > 0;
+	}
+	return n;
+}
+
 static json_t *recommend_learned(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph0)
 {
 	struct knob_filter f;
@@ -98,18 +125,20 @@ static json_t *recommend_learned(struct tuner *t, struct tuner_workload *w, stru
 	add_phase_bests(w, config, best, &f);
 	knobs_config_text(&w->sp, best, text, sizeof(text));
 	knobs_config_text(&w->sp, dflt, dtext, sizeof(dtext));
-	snprintf(line, sizeof(line), "best of %d trials of this workload: %s gives %.4g %s (+- %.2g)",
-		 ph0->l->ntrials, text[0] ? text : "the only config", mu, unit_of(w->objective), sd);
+	snprintf(line, sizeof(line), "best of %d configs tried in %d trials of this workload: %s gives %.4g %s (+- %.2g)",
+		 configs_tried(ph0->l), ph0->l->ntrials, text[0] ? text : "the only config", mu, unit_of(w->objective),
+		 sd);
 	if (isfinite(gain) && best != dflt) {
 		size_t len = strlen(line);
 		snprintf(line + len, sizeof(line) - len, ", %+.0f%% over the topology default %s", 100.0 * gain,
 			 dtext);
 	}
-	return json_pack("{s:o, s:s, s:{s:f, s:f}, s:o, s:f, s:f, s:b, s:i, s:s}", "config", config, "source",
-			 "learned", "expected", "value", mu, "std", sd, "expected_gain",
+	return json_pack("{s:o, s:s, s:{s:f, s:f}, s:o, s:f, s:f, s:b, s:i, s:i, s:I, s:s}", "config", config,
+			 "source", "learned", "expected", "value", mu, "std", sd, "expected_gain",
 			 isfinite(gain) ? json_real(gain) : json_null(), "remaining_gain", remaining, "confidence",
 			 confidence_of(t, remaining), "confident", remaining < t->opt.gain_threshold, "trials",
-			 ph0->l->ntrials, "explanation", line);
+			 ph0->l->ntrials, "configs_tried", configs_tried(ph0->l), "jobs", (json_int_t)w->jobs,
+			 "explanation", line);
 }
 
 /* A space for a workload not learned yet: the node's, with the knobs a similar one declared. */
@@ -214,7 +243,7 @@ static json_t *phase_best(struct tuner *t, struct tuner_workload *w, struct tune
 	long steps;
 	int best, trials;
 
-	node_filter(t, w, &w->sp, &f);
+	surface_filter(t, w, &f);
 	best = learner_best(ph->l, &f);
 	if (best < 0 || ph->l->ntrials == 0)
 		return json_null();
@@ -303,7 +332,7 @@ static json_t *predicted_list(struct tuner *t, struct tuner_workload *w)
 	json_t *list = json_array();
 	int i, c, shown = 0;
 
-	node_filter(t, w, &w->sp, &f);
+	surface_filter(t, w, &f);
 	for (i = 0; i < w->nphases; i++) {
 		struct learner *l = w->phases[i].l;
 		if (l->ntrials == 0)

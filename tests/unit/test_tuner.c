@@ -1,0 +1,459 @@
+/*
+ * The tuner driven like the daemon drives it: jobs start, report batches of
+ * samples with the config they ran, and end.  Jobs converge on a surface's
+ * best, persist it across a reopen, never get a config that cannot run, get
+ * per-phase settings, keep exploration within its budget once confident,
+ * learn the same whatever the replay speed or the order inside a batch,
+ * notice a drift, start from a similar workload, and learn goodput.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "node.h"
+#include "store.h"
+#include "tuner.h"
+
+static const struct tuner_options topt = {.explore_share = 0.10, .gain_threshold = 0.01};
+static const struct store_options sopt = {.queue_limit = 1024, .readers = 2};
+
+struct fixture {
+	char dir[64];
+	char path[96];
+	struct node_info node;
+	struct store *st;
+	struct tuner *t;
+	int64_t next_id;       /* job ids when there is no store */
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/dlprof-tuner-XXXXXX");
+	if (!f || !mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+	snprintf(f->node.hostname, sizeof(f->node.hostname), "test");
+	snprintf(f->node.hw_class, sizeof(f->node.hw_class), "x86_64-test-4c-1numa-2gpu");
+	f->node.cores = f->node.cores_allowed = 4;
+	f->node.cpus_online = f->node.cpus_allowed = 8;
+	f->node.threads_per_core = 2;
+	f->node.numa_nodes = 1;
+	f->node.numa_cores[0] = 4;
+	f->node.gpus = 2;
+	f->next_id = 1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	tuner_close(f->t);
+	store_close(f->st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static void open_all(struct fixture *f, bool with_store)
+{
+	if (with_store) {
+		f->st = store_open(f->path, &sopt);
+		assert_non_null(f->st);
+	}
+	f->t = tuner_open(f->st, &f->node, &topt);
+	assert_non_null(f->t);
+}
+
+/* Registers a job (in the store when there is one) and starts it in the tuner; returns its config. */
+static json_t *start_job(struct fixture *f, const char *workload, const char *params, const char *objective,
+			 const char *knobs, int64_t *id)
+{
+	json_t *k = knobs ? json_loads(knobs, 0, NULL) : NULL, *config;
+
+	if (f->st) {
+		struct job_spec spec = {.workload = workload, .params_json = params, .hw_class = f->node.hw_class,
+					.objective = objective, .knobs_json = knobs, .source = "registered",
+					.started = 1000.0};
+		assert_int_equal(store_job_register(f->st, &spec, id), STORE_OK);
+	} else {
+		*id = f->next_id++;
+	}
+	config = tuner_job_start(f->t, *id, workload, params, objective, k);
+	json_decref(k);
+	assert_non_null(config);
+	return config;
+}
+
+static long knob(const json_t *config, const char *name)
+{
+	return (long)json_integer_value(json_object_get(config, name));
+}
+
+typedef double (*surface_fn)(const json_t *config);
+
+/* Throughput peaking at 3 threads, falling off beyond (declared range 1..8 on 4 cores). */
+static double peak3(const json_t *c)
+{
+	double th = (double)knob(c, "intra_threads");
+	return 200.0 * th / (1.0 + pow(th / 3.0, 2.0));
+}
+
+/* Deterministic noise in [-a, a]. */
+static double noise(unsigned *seed, double a)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return a * (2.0 * ((*seed >> 8) & 0xffff) / 65535.0 - 1.0);
+}
+
+/*
+ * Runs a job for steps steps in batches of batch, each step reporting
+ * samples_per_s = fn(config) with 2% noise, at dt seconds per step from t0.
+ * Returns the last config (owned by the caller); *explore counts the steps
+ * run on a config other than best (when best >= 1).
+ */
+static json_t *run_job(struct fixture *f, int64_t id, json_t *config, surface_fn fn, int steps, int batch,
+		       double t0, double dt, long best, int *explore)
+{
+	struct sample *s = calloc((size_t)batch, sizeof(*s));
+	unsigned seed = 7;
+	double t = t0;
+	int done = 0, i;
+
+	while (done < steps) {
+		json_t *next;
+		for (i = 0; i < batch; i++) {
+			t += dt;
+			s[i] = (struct sample){.job_id = id, .t = t, .name = "samples_per_s",
+					       .value = fn(config) * (1.0 + noise(&seed, 0.02))};
+			if (explore && best > 0 && knob(config, "intra_threads") != best)
+				(*explore)++;
+		}
+		done += batch;
+		next = tuner_job_observe(f->t, id, s, (size_t)batch, config);
+		assert_non_null(next);
+		json_decref(config);
+		config = next;
+	}
+	free(s);
+	return config;
+}
+
+static void test_converges_and_persists(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config, *rec, *rec2, *params;
+	int64_t id;
+
+	open_all(f, true);
+	config = start_job(f, "peak", "{\"batch\":64}", "throughput", "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	assert_int_equal(knob(config, "intra_threads"), 4);   /* the physical cores first */
+	config = run_job(f, id, config, peak3, 400, 10, 1000.0, 0.5, 0, NULL);
+	assert_int_equal(knob(config, "intra_threads"), 3);
+	tuner_job_end(f->t, id);
+	json_decref(config);
+	params = json_pack("{s:s}", "batch", "64");   /* a query gives strings */
+	rec = tuner_recommend(f->t, "peak", params, NULL);
+	json_decref(params);
+	assert_string_equal(json_string_value(json_object_get(rec, "source")), "learned");
+	assert_int_equal(knob(json_object_get(rec, "config"), "intra_threads"), 3);
+	assert_true(json_integer_value(json_object_get(rec, "trials")) <= 12);
+	/* Everything learned comes back after a restart. */
+	tuner_close(f->t);
+	f->t = tuner_open(f->st, &f->node, &topt);
+	assert_non_null(f->t);
+	params = json_pack("{s:i}", "batch", 64);
+	rec2 = tuner_recommend(f->t, "peak", params, "throughput");
+	json_decref(params);
+	assert_string_equal(json_string_value(json_object_get(rec2, "source")), "learned");
+	assert_true(json_equal(json_object_get(rec, "config"), json_object_get(rec2, "config")));
+	assert_int_equal(json_integer_value(json_object_get(rec, "trials")),
+			 json_integer_value(json_object_get(rec2, "trials")));
+	json_decref(rec);
+	json_decref(rec2);
+}
+
+static double more_threads_better(const json_t *c)
+{
+	return 10.0 * (double)knob(c, "intra_threads") + 5.0 * (double)knob(c, "gpus");
+}
+
+static void test_never_impossible(void **state)
+{
+	struct fixture *f = *state;
+	json_t *a, *b, *c;
+	int64_t ida, idb, idc;
+	int i;
+
+	open_all(f, false);
+	a = start_job(f, "gpu", NULL, NULL, NULL, &ida);
+	assert_int_equal(knob(a, "gpus"), 2);                 /* all idle GPUs */
+	b = start_job(f, "gpu", NULL, NULL, NULL, &idb);
+	assert_int_equal(knob(b, "gpus"), 0);                 /* none left */
+	for (i = 0; i < 5; i++)
+		b = run_job(f, idb, b, more_threads_better, 40, 10, 2000.0 + i * 100, 0.1, 0, NULL);
+	assert_true(knob(b, "intra_threads") <= 8);           /* never beyond the allowed CPUs */
+	assert_int_equal(knob(b, "gpus"), 0);
+	tuner_job_end(f->t, ida);
+	c = start_job(f, "gpu", NULL, NULL, NULL, &idc);
+	assert_true(knob(c, "gpus") <= 2);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+
+/* Two phases: "a" runs best on 2 threads, "b" on 8. */
+static json_t *run_phased(struct fixture *f, int64_t id, json_t *config, int steps, double t0)
+{
+	struct sample s[30];
+	double t = t0;
+	int done, i;
+
+	for (done = 0; done < steps; done += 10) {
+		json_t *next, *ph = json_object_get(config, "phases");
+		long top = knob(config, "intra_threads");
+		long ta = json_object_get(json_object_get(ph, "a"), "intra_threads") ? knob(json_object_get(ph, "a"), "intra_threads") : top;
+		long tb = json_object_get(json_object_get(ph, "b"), "intra_threads") ? knob(json_object_get(ph, "b"), "intra_threads") : top;
+		for (i = 0; i < 10; i++) {
+			double pa = 0.01 * (1.0 + 0.1 * fabs((double)ta - 2.0));
+			double pb = 0.04 / (double)tb + 0.002 * (double)tb;
+			t += pa + pb;
+			s[3 * i] = (struct sample){.job_id = id, .t = t, .name = "phase_time_s", .value = pa, .phase = "a"};
+			s[3 * i + 1] = (struct sample){.job_id = id, .t = t, .name = "phase_time_s", .value = pb, .phase = "b"};
+			s[3 * i + 2] = (struct sample){.job_id = id, .t = t, .name = "samples_per_s", .value = 32.0 / (pa + pb)};
+		}
+		next = tuner_job_observe(f->t, id, s, 30, config);
+		assert_non_null(next);
+		json_decref(config);
+		config = next;
+	}
+	return config;
+}
+
+static void test_phases_get_their_own_threads(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config, *ph;
+	int64_t id;
+
+	open_all(f, false);
+	config = start_job(f, "phased", NULL, NULL, NULL, &id);
+	config = run_phased(f, id, config, 1500, 5000.0);
+	ph = json_object_get(config, "phases");
+	assert_non_null(ph);
+	/* Each phase runs its own best, either as an override or as the top level. */
+	assert_int_equal(json_object_get(json_object_get(ph, "a"), "intra_threads")
+				 ? knob(json_object_get(ph, "a"), "intra_threads") : knob(config, "intra_threads"), 2);
+	assert_int_equal(json_object_get(json_object_get(ph, "b"), "intra_threads")
+				 ? knob(json_object_get(ph, "b"), "intra_threads") : knob(config, "intra_threads"), 4);
+	json_decref(config);
+}
+
+static void test_explore_budget_once_confident(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config;
+	int64_t id;
+	int explore = 0, k;
+
+	open_all(f, false);
+	/* Learn the workload fully over a few jobs. */
+	for (k = 0; k < 3; k++) {
+		config = start_job(f, "budget", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+		config = run_job(f, id, config, peak3, 400, 10, 10000.0 * (k + 1), 0.5, 0, NULL);
+		tuner_job_end(f->t, id);
+		json_decref(config);
+	}
+	config = start_job(f, "budget", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	assert_int_equal(knob(config, "intra_threads"), 3);   /* a confident workload starts at its best */
+	config = run_job(f, id, config, peak3, 1000, 10, 90000.0, 0.5, 3, &explore);
+	assert_true(explore <= 100 + 10);                    /* 10% of the steps, plus one batch of lag */
+	json_decref(config);
+}
+
+/* Replays one recorded job at another speed and with each batch shuffled: the same answers. */
+static void test_replay_speed_and_order(void **state)
+{
+	struct fixture *f = *state;
+	struct tuner *t2;
+	struct sample s[10], r[10];
+	json_t *c1, *c2;
+	unsigned seed = 3;
+	int64_t id;
+	int b, i;
+
+	open_all(f, false);
+	t2 = tuner_open(NULL, &f->node, &topt);
+	c1 = start_job(f, "replay", NULL, NULL, NULL, &id);
+	c2 = tuner_job_start(t2, id, "replay", NULL, NULL, NULL);
+	for (b = 0; b < 60; b++) {
+		json_t *n1, *n2;
+		assert_true(json_equal(c1, c2));
+		for (i = 0; i < 10; i++) {
+			double v = peak3(c1) * (1.0 + noise(&seed, 0.05));
+			s[i] = (struct sample){.job_id = id, .t = 100.0 + (b * 10 + i) * 0.2, .name = "samples_per_s", .value = v};
+			r[9 - i] = s[i];
+			r[9 - i].t = 5000.0 + (b * 10 + i) * 30.0; /* 150 times slower, reversed in the batch */
+		}
+		n1 = tuner_job_observe(f->t, id, s, 10, c1);
+		n2 = tuner_job_observe(t2, id, r, 10, c2);
+		json_decref(c1);
+		json_decref(c2);
+		c1 = n1;
+		c2 = n2;
+	}
+	assert_true(json_equal(c1, c2));
+	json_decref(c1);
+	json_decref(c2);
+	tuner_close(t2);
+}
+
+static double drift_factor = 1.0;
+
+/* Like peak3, but the best config (3 threads) loses a share after the drift. */
+static double drifting(const json_t *c)
+{
+	return peak3(c) * (knob(c, "intra_threads") == 3 ? drift_factor : 1.0);
+}
+
+static void test_drift_reopens_exploration(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config;
+	int64_t id;
+
+	open_all(f, false);
+	drift_factor = 1.0;
+	config = start_job(f, "drift", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = run_job(f, id, config, drifting, 600, 10, 100.0, 0.5, 0, NULL);
+	assert_int_equal(knob(config, "intra_threads"), 3);
+	drift_factor = 0.5;                                  /* 3 threads now gives 100, 2 or 4 more */
+	config = run_job(f, id, config, drifting, 3000, 10, 1000.0, 0.5, 0, NULL);
+	assert_int_not_equal(knob(config, "intra_threads"), 3);
+	json_decref(config);
+}
+
+static void test_similar_workload_warm_start(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config, *rec, *params;
+	int64_t id;
+
+	open_all(f, false);
+	config = start_job(f, "sim", "{\"batch\":32}", NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = run_job(f, id, config, peak3, 400, 10, 100.0, 0.5, 0, NULL);
+	tuner_job_end(f->t, id);
+	json_decref(config);
+	params = json_pack("{s:i}", "batch", 128);
+	rec = tuner_recommend(f->t, "sim", params, NULL);
+	json_decref(params);
+	assert_string_equal(json_string_value(json_object_get(rec, "source")), "similar");
+	json_decref(rec);
+	config = start_job(f, "sim", "{\"batch\":64}", NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	assert_int_equal(knob(config, "intra_threads"), 3);  /* the similar workload's best, not the cores */
+	json_decref(config);
+	rec = tuner_recommend(f->t, "other", NULL, NULL);
+	assert_string_equal(json_string_value(json_object_get(rec, "source")), "default");
+	assert_int_equal(knob(json_object_get(rec, "config"), "intra_threads"), 4);
+	json_decref(rec);
+}
+
+static void test_goodput_objective(void **state)
+{
+	struct fixture *f = *state;
+	struct sample s[10];
+	json_t *config;
+	double t = 100.0, loss = 10.0;
+	int64_t id;
+	int b, i;
+
+	open_all(f, false);
+	config = start_job(f, "gp", NULL, "goodput", "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	for (b = 0; b < 80; b++) {
+		json_t *next;
+		for (i = 0; i < 10; i++) {
+			/* Loss falls fastest per second at 3 threads. */
+			t += 1.0;
+			loss -= peak3(config) / 1000.0;
+			s[i] = (struct sample){.job_id = id, .t = t, .name = "loss", .value = loss};
+		}
+		next = tuner_job_observe(f->t, id, s, 10, config);
+		json_decref(config);
+		config = next;
+	}
+	assert_int_equal(knob(config, "intra_threads"), 3);
+	json_decref(config);
+}
+
+static void test_job_known_after_restart(void **state)
+{
+	struct fixture *f = *state;
+	struct sample s = {.t = 100.0, .name = "samples_per_s", .value = 10.0};
+	json_t *config, *next;
+	int64_t id;
+
+	open_all(f, true);
+	config = start_job(f, "restart", NULL, NULL, NULL, &id);
+	tuner_close(f->t);
+	f->t = tuner_open(f->st, &f->node, &topt);
+	s.job_id = id;
+	next = tuner_job_observe(f->t, id, &s, 1, config);   /* the job is rebuilt from its row */
+	assert_non_null(next);
+	assert_null(tuner_job_observe(f->t, 9999, &s, 1, NULL)); /* an unknown job: no answer */
+	json_decref(config);
+	json_decref(next);
+}
+
+static void test_workload_views(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config, *list, *w;
+	int64_t id;
+
+	open_all(f, false);
+	config = start_job(f, "view", "{\"b\":1}", NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = run_job(f, id, config, peak3, 400, 10, 100.0, 0.5, 0, NULL);
+	json_decref(config);
+	list = tuner_workloads(f->t);
+	assert_int_equal(json_array_size(json_object_get(list, "workloads")), 1);
+	w = tuner_workload(f->t, "view", NULL, NULL);
+	assert_non_null(w);
+	assert_true(json_array_size(json_object_get(w, "tried")) >= 3);
+	/* Every thread count the model predicts, for each inter-op value a new job may use. */
+	assert_true(json_array_size(json_object_get(w, "predicted")) >= 8);
+	assert_int_equal(json_array_size(json_object_get(w, "predicted")) % 8, 0);
+	assert_int_equal(knob(json_object_get(json_object_get(w, "best"), "config"), "intra_threads"), 3);
+	assert_null(tuner_workload(f->t, "nothing", NULL, NULL));
+	json_decref(list);
+	json_decref(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_converges_and_persists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_never_impossible, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_phases_get_their_own_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_explore_budget_once_confident, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replay_speed_and_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drift_reopens_exploration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_similar_workload_warm_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_goodput_objective, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_known_after_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workload_views, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
