@@ -40,17 +40,32 @@ export function list(body, key) {
 	return (body && Array.isArray(body[key])) ? body[key] : [];
 }
 
+/*
+ * A query string from [key, value] pairs, encoded with encodeURIComponent
+ * (%20, not '+', so it reads the same to every server and in a shell line).
+ */
+export function query(pairs) {
+	return [...pairs].map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
+}
+
 /* Points wanted per chart; the daemon caps a series near 1000. */
 const POINTS = 600;
 
+/* Whole seconds per point for a span, so buckets stay aligned between polls. */
+export function stepFor(from, to) {
+	return Math.max(1, Math.ceil((to - from) / POINTS));
+}
+
 /*
  * One series of a job (0: the node) between from and to (unix seconds),
- * downsampled to about POINTS points.  Returns {name, unit, xs, ys}; a
- * series with no samples has empty arrays, an unknown name too.
+ * downsampled to about POINTS points, or to the daemon's own cap when
+ * coarse is set (the span is not known yet).  Returns {name, unit, xs, ys};
+ * a series with no samples has empty arrays, an unknown name too.
  */
-export async function series(jobId, name, from, to, signal) {
-	const step = Math.max(1, Math.ceil((to - from) / POINTS));
-	const q = new URLSearchParams({ name, from: String(Math.floor(from)), to: String(Math.ceil(to)), step: String(step) });
+export async function series(jobId, name, from, to, signal, coarse) {
+	const q = new URLSearchParams({ name, from: String(Math.floor(from)), to: String(Math.ceil(to)) });
+	if (!coarse)
+		q.set('step', String(stepFor(from, to)));
 	let body;
 	try {
 		body = await api(`jobs/${encodeURIComponent(jobId)}/series?${q}`, signal);

@@ -74,8 +74,9 @@ async function tick(seq) {
 	} catch (e) {
 		if (e.name === 'AbortError' || seq !== state.seq)
 			return;
-		setLive('daemon not answering', 'error');
+		setLive(e.status ? 'error' : 'daemon not answering', 'error');
 		showError(e);
+		main.dataset.loaded = 'error';
 	} finally {
 		if (state.ctrl === ctrl)
 			state.ctrl = null;

@@ -97,7 +97,7 @@ export class Chart {
 				{ value: s.xTime === false ? (u, v) => fmt.num(v) : (u, v) => (v == null ? '–' : fmt.time(v)) },
 				...s.series.map((ser, i) => ({
 					label: ser.label,
-					stroke: ser.color || th.palette[i % th.palette.length],
+					stroke: ser.muted ? th.muted : th.palette[(ser.colorIndex ?? i) % th.palette.length],
 					width: 1.5,
 					spanGaps: true,
 					points: ser.points || { show: (u, si, i0, i1) => i1 - i0 < 60, size: 4 },
@@ -188,7 +188,7 @@ export function joinSeries(list) {
 }
 
 /* Trials as lanes, one per phase ('' = the whole job first), with a colour per config. */
-export function timelineModel(trials, now) {
+export function timelineModel(trials, now, running) {
 	const lanes = new Map();
 	for (const t of trials) {
 		if (!Number.isFinite(t.start))
@@ -207,21 +207,38 @@ export function timelineModel(trials, now) {
 				keys.add(k);
 	const varying = keys.size ? [...keys] : null;
 	const colors = new Map();
-	const out = names.map((name) => ({
-		name,
-		segments: lanes.get(name).sort((a, b) => a.start - b.start).map((t, i, arr) => {
-			const label = fmt.config(t.config, varying || undefined);
-			if (!colors.has(label))
-				colors.set(label, colors.size);
-			const next = arr[i + 1];
-			const end = t.end ?? (next ? next.start : now);
-			return { start: t.start, end, label, color: colors.get(label), trial: t };
-		}),
-	}));
+	const out = names.map((name) => ({ name, segments: segments(lanes.get(name), varying, colors, now, running) }));
 	return { lanes: out, colors, varying };
 }
 
+/*
+ * A lane's spans: a config holds until the next trial starts (the gaps
+ * between a trial's last sample and the next one's first are the same
+ * config still running), and neighbours with the same label are one span.
+ */
+function segments(trials, varying, colors, now, running) {
+	const out = [];
+	trials.sort((a, b) => a.start - b.start);
+	for (const [i, t] of trials.entries()) {
+		const label = fmt.config(t.config, varying || undefined);
+		if (!colors.has(label))
+			colors.set(label, colors.size);
+		const next = trials[i + 1];
+		/* The last config of a running job is still in effect. */
+		const end = next ? Math.max(next.start, t.start) : running ? Math.max(now, t.start) : (t.end ?? now);
+		const last = out[out.length - 1];
+		if (last && last.label === label) {
+			last.end = end;
+			last.trials.push(t);
+		} else {
+			out.push({ start: t.start, end, label, color: colors.get(label), trial: t, trials: [t] });
+		}
+	}
+	return out;
+}
+
 const LANE_H = 16;
+const LANE_GAP = 9;   /* between the strips and the plot: room for the top tick label */
 
 /*
  * A uPlot plugin that draws the config timeline: one strip per phase above
@@ -288,7 +305,7 @@ export function timelinePlugin(getModel) {
 				const th = theme();
 				const dpr = uPlot.pxRatio;
 				u.ctx.save();
-				m.lanes.forEach((lane, i) => drawLane(u, th, lane, u.bbox.top - (m.lanes.length - i) * LANE_H * dpr - 2 * dpr, dpr));
+				m.lanes.forEach((lane, i) => drawLane(u, th, lane, u.bbox.top - (m.lanes.length - i) * LANE_H * dpr - LANE_GAP * dpr, dpr));
 				u.ctx.restore();
 			}],
 		},
@@ -296,7 +313,7 @@ export function timelinePlugin(getModel) {
 }
 
 export function timelinePadding(model) {
-	return 12 + (model ? model.lanes.length * LANE_H : 0);
+	return model && model.lanes.length ? model.lanes.length * LANE_H + LANE_GAP + 2 : 12;
 }
 
 /*
@@ -322,7 +339,8 @@ export function surfacePlugin(getMarks) {
 						continue;
 					const px = u.valToPos(x, 'x', true);
 					const y0 = u.valToPos(lo, 'y', true), y1 = u.valToPos(hi, 'y', true);
-					ctx.strokeStyle = th.palette[(si - 1) % th.palette.length];
+					const st = u.series[si].stroke;
+					ctx.strokeStyle = typeof st === 'function' ? st(u, si) : st;
 					ctx.beginPath();
 					ctx.moveTo(px, y0); ctx.lineTo(px, y1);
 					ctx.moveTo(px - 3 * dpr, y0); ctx.lineTo(px + 3 * dpr, y0);

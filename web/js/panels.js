@@ -15,15 +15,32 @@ const LABELS = {
 	step_time_s: 'step time',
 	loss: 'loss',
 	'cpu.cores': 'cores used',
+	'cpu.iowait_cores': 'iowait',
+	'cpu.steal_cores': 'steal',
+	'cpu.count': 'CPUs',
+	'cpu.allowed': 'CPUs allowed',
+	'cpu.thread_max_cores': 'busiest thread',
 	'cpu.threads': 'threads',
 	'cpu.busy_threads': 'busy threads',
-	'cpu.util_percent': 'CPU %',
-	'cpu.busy_percent': 'CPU %',
+	'cpu.processes': 'processes',
 	'mem.rss_bytes': 'RSS',
 	'mem.used_bytes': 'used',
-	'mem.available_bytes': 'available',
 	'mem.total_bytes': 'total',
+	'load.1': 'load (1 min)',
+	'sched.runnable': 'runnable tasks',
+	'sched.voluntary_switches_per_s': 'voluntary switches',
+	'sched.involuntary_switches_per_s': 'involuntary switches',
+	'perf.cpu_migrations_per_s': 'CPU migrations',
+	'perf.ipc': 'IPC (perf)',
+	'papi.ipc': 'IPC (PAPI)',
+	'perf.llc_misses_per_s': 'LLC misses (perf)',
+	'papi.cache_misses_per_s': 'cache misses (PAPI)',
+	'gpu.util_percent': 'GPU %',
+	'gpu.mem_bytes': 'GPU memory',
 };
+
+/* Series that are a limit the others run against: drawn dashed and muted. */
+const LIMITS = new Set(['cpu.count', 'cpu.allowed', 'mem.total_bytes']);
 
 export function label(name) {
 	if (LABELS[name])
@@ -81,7 +98,7 @@ export class Panel {
 		if (!want.length) {
 			this.destroyChart();
 			this.shown = '';
-			const note = this.spec.note ? this.spec.note() : 'No samples yet.';
+			const note = this.spec.note ? this.spec.note(true) : 'No samples yet.';
 			replace(this.chartEl, h('p', { class: 'chart-note', 'data-testid': 'no-data' }, note));
 			this.chartEl.dataset.points = '0';
 			this.noteEl.textContent = '';
@@ -97,7 +114,8 @@ export class Panel {
 				height: this.spec.height || 180,
 				yMin: this.spec.yMin,
 				yFmt: f0,
-				series: want.map((n) => ({ label: label(n), fmt: formatter(n) })),
+				series: want.map((n) => ({ label: label(n), fmt: formatter(n),
+					...(LIMITS.has(n) ? { muted: true, extra: { dash: [5, 4], width: 1 } } : {}) })),
 				xRange: () => [this.from, this.to],
 			});
 		}
@@ -109,7 +127,7 @@ export class Panel {
 	}
 
 	missing() {
-		return this.el.hidden && this.spec.note ? this.spec.note() : null;
+		return this.el.hidden && this.spec.note ? this.spec.note(false) : null;
 	}
 
 	retheme() {

@@ -159,11 +159,17 @@ function watch(page) {
 	});
 }
 
-/* Opens a dashboard route and waits until its first refresh has drawn. */
+/*
+ * Opens a dashboard route and waits until its first refresh has drawn; a
+ * refresh that failed is recorded in page.problems.
+ */
 export async function open(page, base, route) {
 	page.problems.length = 0;
 	await page.goto(base + '#/' + route);
-	await page.waitForSelector('main[data-loaded="true"]', { timeout: 15000 });
+	await page.waitForSelector('main[data-loaded]', { timeout: 15000 });
+	const state = await page.getAttribute('main', 'data-loaded');
+	if (state !== 'true')
+		page.problems.push(`#/${route}: ${await page.textContent('main .refresh-error').catch(() => 'refresh failed')}`);
 }
 
 export async function screenshot(page, name) {

@@ -9,24 +9,55 @@ import { api, series, latestMap, obj, trial as normTrial, ApiError } from '../ap
 import { Chart, joinSeries, timelineModel, timelinePlugin, timelinePadding, theme } from '../charts.js';
 import { h, replace, card, facts, table, badge, empty, command, link } from '../dom.js';
 import { Panel, label } from '../panels.js';
+import { workloadHref } from './workload.js';
 import * as fmt from '../format.js';
 
 const TRIALS_SHOWN = 100;
+const LOOKBACK_S = 86400;   /* samples this long before registration still count as the job's */
+const SKEW_S = 300;         /* and this far ahead of the daemon's clock (the ingest limit) */
 
-/* Panels below the throughput; names not matched by any go to "other". */
+/* Panels below the throughput, named as the collectors name their samples. */
 function panelSpecs(collectorNote) {
 	return [
 		{ id: 'step', title: 'Step time', names: ['step_time_s'], yMin: 0 },
 		{ id: 'loss', title: 'Loss', names: ['loss'], optional: true },
-		{ id: 'cpu', title: 'CPU: cores used and busy threads', names: ['cpu.cores', 'cpu.busy_threads', 'cpu.threads'], match: /^cpu\./, yMin: 0 },
-		{ id: 'ipc', title: 'Instructions per cycle', match: /(^|\.)ipc$/, yMin: 0, optional: true, note: collectorNote(/papi|likwid|perf/i, 'IPC') },
-		{ id: 'cache', title: 'Cache misses', match: /cache|llc|miss/, yMin: 0, optional: true, note: collectorNote(/papi|likwid|perf/i, 'cache misses') },
-		{ id: 'gpu', title: 'GPU', match: /^gpu\./, yMin: 0, optional: true, note: collectorNote(/nvml|gpu/i, 'GPU use') },
-		{ id: 'mem', title: 'Memory', match: /^mem\./, yMin: 0, optional: true },
+		{ id: 'cpu', title: 'CPU: cores used (of the CPUs allowed)', names: ['cpu.cores', 'cpu.thread_max_cores', 'cpu.allowed'], yMin: 0,
+			note: collectorNote(/^proc$/, 'CPU use') },
+		{ id: 'threads', title: 'Threads: busy and all', names: ['cpu.busy_threads', 'cpu.threads', 'cpu.processes'], yMin: 0,
+			note: collectorNote(/^proc$/, 'threads') },
+		{ id: 'ipc', title: 'Instructions per cycle', names: ['perf.ipc', 'papi.ipc'], match: /(^|\.)ipc$/, yMin: 0, optional: true,
+			note: collectorNote(/^(perf|papi|likwid)$/, 'IPC') },
+		{ id: 'cache', title: 'Cache misses per second', names: ['perf.llc_misses_per_s', 'papi.cache_misses_per_s'], yMin: 0, optional: true,
+			note: collectorNote(/^(perf|papi|likwid)$/, 'cache misses') },
+		{ id: 'gpu', title: 'GPU utilisation', match: /^gpu\.(\d+\.)?util_percent$/, yMin: 0, optional: true,
+			note: collectorNote(/^nvml$/, 'GPU use') },
+		{ id: 'gpumem', title: 'GPU memory', match: /^gpu\.(\d+\.)?mem(_used)?_bytes$/, yMin: 0, optional: true },
+		{ id: 'mem', title: 'Memory (resident)', names: ['mem.rss_bytes'], yMin: 0, optional: true },
+		{ id: 'sched', title: 'Context switches and migrations per second', yMin: 0, optional: true,
+			names: ['sched.voluntary_switches_per_s', 'sched.involuntary_switches_per_s', 'perf.cpu_migrations_per_s'] },
 	];
 }
 
-const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s)$|^(cpu|mem|gpu)\.|ipc$|cache|llc|miss/;
+/* Names the panels above show; any other series is the job's own metric. */
+const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s)$|^(cpu|mem|gpu|perf|papi|likwid|sched|load)\./;
+
+/*
+ * The time of a job's first throughput sample when it precedes the job's
+ * registration (clock skew, a job found late), else its start; null while
+ * it has none.  A coarse look over a day gives the bucket; a fine look at
+ * that bucket the sample.
+ */
+async function firstSample(id, started, signal) {
+	const from = started - LOOKBACK_S, to = Date.now() / 1000 + SKEW_S;
+	const coarse = await series(id, 'samples_per_s', from, to, signal, true);
+	if (!coarse.xs.length)
+		return null;
+	const bucket = (to - from) / 500;   /* wider than the daemon's own buckets (it keeps ~1000) */
+	if (coarse.xs[0] - bucket >= started)
+		return started;
+	const fine = await series(id, 'samples_per_s', coarse.xs[0] - bucket, coarse.xs[0] + bucket, signal);
+	return fine.xs[0] ?? coarse.xs[0] - bucket;
+}
 
 function header(job) {
 	const p = fmt.params(obj(job.params));
@@ -58,32 +89,56 @@ function stats(latest) {
 
 function configCard(job) {
 	const cfg = obj(job.config) || {};
-	const rows = fmt.knobs(cfg).map(([k, v]) => ['', k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+	const rows = [['whole job', fmt.config(cfg)]];
 	for (const [ph, over] of Object.entries(cfg.phases || {}))
-		for (const [k, v] of fmt.knobs(over))
-			rows.push([ph, k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+		rows.push([`phase ${ph}`, fmt.config(over)]);
 	const knobs = obj(job.knobs);
 	return card('Config it runs now',
-		rows.length ? table([
-			{ label: 'Phase', cell: (r) => r[0] || 'whole job' },
-			{ label: 'Knob', cell: (r) => r[1] },
-			{ label: 'Value', cell: (r) => r[2] },
-		], rows) : h('p', { class: 'muted' }, 'No config assigned yet.'),
+		fmt.knobs(cfg).length ? facts(rows) : h('p', { class: 'muted' }, 'No config assigned yet.'),
 		knobs && Object.keys(knobs).length
 			? h('p', { class: 'chart-note' }, 'Knobs the job declared: ', h('code', {}, JSON.stringify(knobs))) : null);
 }
 
-function trialsCard(trials, objective) {
+/* Trials summed per phase and config: steps, time spent and the step-weighted mean. */
+function byConfig(trials, now) {
+	const groups = new Map();
+	for (const t of trials) {
+		const key = t.phase + '\n' + fmt.configKey(t.config);
+		const g = groups.get(key) || { phase: t.phase, config: t.config, trials: 0, n: 0, sum: 0, time: 0 };
+		g.trials++;
+		if (t.n > 0 && Number.isFinite(t.mean)) {
+			g.n += t.n;
+			g.sum += t.n * t.mean;
+		}
+		g.time += Math.max(0, (t.end ?? now) - t.start);
+		groups.set(key, g);
+	}
+	return [...groups.values()].map((g) => ({ ...g, mean: g.n ? g.sum / g.n : NaN }))
+		.sort((a, b) => a.phase.localeCompare(b.phase) || b.mean - a.mean);
+}
+
+function trialsCard(trials, objective, now) {
 	if (!trials.length)
-		return card('Trials', h('p', { class: 'muted' },
+		return card('Configs tried',  h('p', { class: 'muted' },
 			'No trials yet: the tuner opens one when the job reports samples with the config it runs.'));
+	const groups = byConfig(trials, now);
 	const best = new Map();
-	for (const t of trials)
-		if (t.n > 0 && Number.isFinite(t.mean) && (!best.has(t.phase) || t.mean > best.get(t.phase).mean))
-			best.set(t.phase, t);
+	for (const g of groups)
+		if (Number.isFinite(g.mean) && (!best.has(g.phase) || g.mean > best.get(g.phase).mean))
+			best.set(g.phase, g);
 	const shown = trials.slice(-TRIALS_SHOWN).reverse();
-	return card(`Trials (${objective || 'throughput'})`,
-		trials.length > TRIALS_SHOWN ? h('p', { class: 'chart-note' }, `The latest ${TRIALS_SHOWN} of ${trials.length}.`) : null,
+	return h('section', { class: 'card', 'data-testid': 'configs-tried' }, h('h2', {}, `Configs tried (${objective || 'throughput'})`),
+		table([
+			{ label: 'Phase', cell: (g) => g.phase || 'whole job' },
+			{ label: 'Config', wrap: true, cell: (g) => fmt.config(g.config) },
+			{ label: 'Trials', num: true, cell: (g) => String(g.trials) },
+			{ label: 'Steps', num: true, cell: (g) => String(g.n) },
+			{ label: 'Time', num: true, wide: true, cell: (g) => fmt.duration(g.time) },
+			{ label: 'Mean', num: true, cell: (g) => fmt.num(g.mean) },
+		], groups, (g) => (best.get(g.phase) === g ? 'best' : null)),
+		h('p', { class: 'chart-note' }, 'Bold: the best config of each phase in this job.'),
+		h('details', {}, h('summary', {}, trials.length > TRIALS_SHOWN
+			? `Every trial: the latest ${TRIALS_SHOWN} of ${trials.length}` : `Every trial (${trials.length})`),
 		table([
 			{ label: 'Phase', cell: (t) => t.phase || 'whole job' },
 			{ label: 'Config', wrap: true, cell: (t) => fmt.config(t.config) },
@@ -92,8 +147,7 @@ function trialsCard(trials, objective) {
 			{ label: 'n', num: true, cell: (t) => String(t.n) },
 			{ label: 'Mean', num: true, cell: (t) => fmt.num(t.mean) },
 			{ label: '± std', num: true, wide: true, cell: (t) => fmt.num(t.std) },
-		], shown, (t) => (best.get(t.phase) === t ? 'best' : null)),
-		h('p', { class: 'chart-note' }, 'Bold: the best trial of each phase so far.'));
+		], shown)));
 }
 
 /* The legend of the timeline: each config's colour and label. */
@@ -116,9 +170,14 @@ export function mount(main, args) {
 	const tpCard = card('Throughput and the configs tried', statsBox, tpChart, tpLegend, tpCursor);
 	const emptyBox = h('div');
 	let node = null;
-	const collectorNote = (re, what) => () => {
-		const c = node && (node.collectors || []).find((x) => re.test(x.name) && x.status !== 'available');
-		return c ? `${what} (${c.name}: ${c.reason || 'unavailable'})` : `${what} (no samples)`;
+	/* Why a panel is empty: the collector that would fill it is unavailable, or it has not sampled yet. */
+	const collectorNote = (re, what) => (inline) => {
+		const cs = node ? (node.collectors || []).filter((x) => re.test(x.name)) : [];
+		const c = cs.find((x) => x.reason);
+		let why = c ? `${c.name}: ${c.reason}` : 'no samples yet';
+		if (job && !job.pid && !job.external_id)
+			why = 'the job was registered without a pid, so there is no process to sample';
+		return inline ? `No ${what} for this job (${why}).` : `${what} (${why})`;
 	};
 	const panels = panelSpecs(collectorNote).map((s) => new Panel(s));
 	const others = new Map();
@@ -131,6 +190,9 @@ export function mount(main, args) {
 		otherGrid, cfgBox, trialsBox, detailsBox);
 
 	let chart = null;
+	let job = null;
+	let polls = 0;
+	let earliest = null;   /* time of the job's first throughput sample, once there is one */
 	let model = null;
 	let lanes = -1;
 	let range = [0, 1];
@@ -188,7 +250,6 @@ export function mount(main, args) {
 		title: 'job ' + id,
 		every: 2,
 		async refresh(signal) {
-			let job;
 			try {
 				job = await api(`jobs/${encodeURIComponent(id)}`, signal);
 			} catch (e) {
@@ -199,16 +260,25 @@ export function mount(main, args) {
 				}
 				throw e;
 			}
-			if (!node)
-				node = await api('node', signal).catch(() => null);
+			/* Collectors settle in the daemon's first seconds: re-read their status now and then. */
+			if (!node || ++polls % 15 === 0 || (node.collectors || []).some((c) => c.status !== 'available' && !c.reason))
+				node = await api('node', signal).catch(() => node);
 			const now = Date.now() / 1000;
 			const to = job.ended ?? now;
-			range = [job.started, Math.max(to, job.started + 10)];
+			const trials = (job.trials || []).map(normTrial);
+			/*
+			 * The span shown: the job's life, widened to samples stamped
+			 * before its registration (clock skew, a job found late).
+			 */
+			if (earliest === null)
+				earliest = await firstSample(id, job.started, signal);
+			range = [Math.min(job.started, earliest ?? Infinity, ...trials.map((t) => t.start).filter(Number.isFinite)), to];
+			range[1] = Math.max(range[1], range[0] + 10);
 			const latest = latestMap(job.latest);
 			const names = new Set(latest.keys());
 			replace(head, ...header(job));
 			replace(statsBox, stats(latest));
-			model = timelineModel((job.trials || []).map(normTrial), to);
+			model = timelineModel(trials, range[1], job.state === 'running');
 			const tp = await series(id, 'samples_per_s', range[0], range[1], signal);
 			throughputChart(joinSeries([tp]));
 			replace(tpLegend, legend(model));
@@ -220,7 +290,10 @@ export function mount(main, args) {
 			missingNote.textContent = missing.length ? 'Not measured for this job: ' + missing.join('; ') + '.' : '';
 			await refreshOthers(names, range[0], range[1], signal);
 			replace(cfgBox, configCard(job));
-			replace(trialsBox, trialsCard((job.trials || []).map(normTrial), job.objective));
+			const open = !!trialsBox.querySelector('details[open]');
+			replace(trialsBox, trialsCard(trials, job.objective, range[1]));
+			if (open)
+				trialsBox.querySelector('details').open = true;
 			replace(detailsBox, card('Details', facts([
 				['Objective', job.objective],
 				['Phases', (job.phases || []).join(', ')],
@@ -231,7 +304,8 @@ export function mount(main, args) {
 				['Command', job.command],
 				['Hardware class', job.hw_class],
 				['Ended', job.ended ? `${fmt.time(job.ended)}${Number.isInteger(job.exit_status) ? `, exit status ${job.exit_status}` : ''}` : null],
-				['Workload', job.workload ? link(job.workload, 'workloads', job.workload) : null],
+				['Workload', job.workload ? h('a', { href: workloadHref(job.workload, obj(job.params), job.objective) },
+					'what was learned for ', job.workload) : null],
 			])));
 			this.every = job.state === 'running' ? 2 : 0;
 		},

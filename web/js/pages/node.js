@@ -14,8 +14,8 @@ const WINDOW_S = 15 * 60;
  * Names tried when the node answer carries no `latest` map to tell which
  * series exist; a name without samples just leaves its panel empty.
  */
-const GUESS = ['cpu.util_percent', 'cpu.busy_percent', 'cpu.cores', 'cpu.busy_threads', 'cpu.threads',
-	'mem.used_bytes', 'mem.available_bytes', 'mem.rss_bytes'];
+const GUESS = ['cpu.cores', 'cpu.iowait_cores', 'cpu.steal_cores', 'cpu.count', 'mem.used_bytes', 'mem.total_bytes',
+	'load.1', 'sched.runnable'];
 
 function topo(n) {
 	const t = n.topology && typeof n.topology === 'object' ? { ...n, ...n.topology } : n;
@@ -24,6 +24,9 @@ function topo(n) {
 		? `${t.numa_nodes ?? per.length} (${per.join(' + ')} physical cores)` : t.numa_nodes;
 	const mem = Number.isFinite(t.mem_total_kb) ? fmt.bytes(t.mem_total_kb * 1024)
 		: Number.isFinite(t.mem_total_bytes) ? fmt.bytes(t.mem_total_bytes) : null;
+	const likwid = (n.collectors || []).find((c) => c.detail && Array.isArray(c.detail.caches));
+	const caches = likwid ? likwid.detail.caches.map((c) => `L${c.level} ${fmt.bytes(c.size_bytes)}`
+		+ (c.shared_by_threads > 1 ? ` (shared by ${c.shared_by_threads})` : '')).join(', ') : null;
 	return facts([
 		['Hostname', n.hostname],
 		['Hardware class', n.hw_class],
@@ -37,6 +40,8 @@ function topo(n) {
 		['NUMA domains', numa],
 		['GPUs', t.gpus],
 		['Memory', mem],
+		['Caches', caches],
+		['dlprofd', n.daemon ? [n.daemon.version, n.daemon.allocator && `allocator ${n.daemon.allocator}`].filter(Boolean).join(', ') : n.version],
 	]);
 }
 
@@ -45,7 +50,8 @@ function collectors(cols) {
 		return h('p', { class: 'muted' }, 'The daemon reports no collectors.');
 	return table([
 		{ label: 'Collector', cell: (c) => c.name },
-		{ label: 'Status', cell: (c) => badge(c.status || '–', c.status === 'available' ? 'available' : 'unavailable') },
+		{ label: 'Status', cell: (c) => (c.status === 'unavailable' && !c.reason
+			? badge('starting', 'default') : badge(c.status || '–', c.status === 'available' ? 'available' : 'unavailable')) },
 		{ label: 'Reason', wrap: true, cell: (c) => c.reason || '' },
 	], cols);
 }
@@ -56,9 +62,11 @@ export function mount(main) {
 	const collBox = card('Collectors');
 	let node = null;
 	const panels = [
-		new Panel({ id: 'node-cpu', title: 'CPU', match: /^cpu\./, yMin: 0 }),
-		new Panel({ id: 'node-mem', title: 'Memory', match: /^mem\./, yMin: 0 }),
-		new Panel({ id: 'node-gpu', title: 'GPUs', match: /^gpu\./, yMin: 0, optional: true }),
+		new Panel({ id: 'node-cpu', title: 'CPU: busy cores (of all CPUs)', names: ['cpu.cores', 'cpu.iowait_cores', 'cpu.steal_cores', 'cpu.count'], yMin: 0 }),
+		new Panel({ id: 'node-mem', title: 'Memory: used (of total)', names: ['mem.used_bytes', 'mem.total_bytes'], yMin: 0 }),
+		new Panel({ id: 'node-load', title: 'Load', names: ['load.1', 'sched.runnable'], yMin: 0, optional: true }),
+		new Panel({ id: 'node-gpu', title: 'GPU utilisation', match: /^gpu\.\d+\.util_percent$/, yMin: 0, optional: true }),
+		new Panel({ id: 'node-gpumem', title: 'GPU memory used', match: /^gpu\.\d+\.mem_used_bytes$/, yMin: 0, optional: true }),
 	];
 	const grid = h('div', { class: 'grid two' }, topoBox, collBox);
 	const charts = h('div', { class: 'grid two' }, panels.map((p) => p.el));

@@ -1,32 +1,45 @@
 /*
  * One workload's learned surface: the objective of each tried config
  * against intra-op threads (or the knob with most values), one line per
- * value of the other knobs, error bars of one standard deviation, the best
- * and the default marked; then the recommendation with its confidence and
+ * value of the other knobs that vary, error bars of one standard deviation,
+ * the model's prediction dashed, the best and the default marked; per phase
+ * when phases were tuned.  Then the recommendation with its confidence and
  * gain, and the prologue line that applies it to a job script.
  */
-import { api, obj, ApiError } from '../api.js';
+import { api, obj, query as qs, ApiError } from '../api.js';
 import { Chart, surfacePlugin } from '../charts.js';
 import { h, replace, card, facts, table, empty, command, link, badge } from '../dom.js';
 import * as fmt from '../format.js';
 
-/* Tried configs as [{phase, config, mean, std, n, predicted}], whatever the answer calls them. */
-function tried(w) {
-	const list = w.configs || w.tried || w.surface || w.trials || [];
-	return list.map((c) => ({
+/* Model lines are drawn only for this many groups, to keep the chart readable. */
+const MODEL_GROUPS = 4;
+
+function points(list) {
+	return (list || []).map((c) => ({
 		phase: c.phase || '',
 		config: obj(c.config) || {},
 		mean: c.mean,
-		std: c.std ?? c.stddev,
-		n: c.n ?? c.count,
-		predicted: c.predicted ?? c.prediction,
+		std: c.std,
+		n: c.n,
+		trials: c.trials,
+		predicted: c.predicted,
 	})).filter((c) => Number.isFinite(c.mean));
 }
 
-/* The knob for the x axis: intra_threads if tried, else the numeric knob with most values. */
-function xKnob(points) {
+/* The knobs whose value differs between the points. */
+function varying(pts) {
+	const keys = new Set();
+	for (const p of pts)
+		for (const [k, v] of fmt.knobs(p.config))
+			if (pts.some((q) => JSON.stringify(q.config[k]) !== JSON.stringify(v)))
+				keys.add(k);
+	return keys;
+}
+
+/* The knob for the x axis: intra_threads when tried, else the numeric knob with most values. */
+function xKnob(pts) {
 	const values = new Map();
-	for (const p of points)
+	for (const p of pts)
 		for (const [k, v] of fmt.knobs(p.config))
 			if (typeof v === 'number')
 				(values.get(k) || values.set(k, new Set()).get(k)).add(v);
@@ -39,75 +52,133 @@ function xKnob(points) {
 	return best;
 }
 
-/* uPlot data, series and marks for one phase's points. */
-function surface(points, xk, bestCfg, dfltCfg) {
-	const groups = new Map();
-	for (const p of points) {
-		const rest = Object.fromEntries(fmt.knobs(p.config).filter(([k]) => k !== xk));
-		const key = fmt.config(rest);
-		if (!groups.has(key))
-			groups.set(key, []);
-		groups.get(key).push(p);
-	}
-	const xs = [...new Set(points.map((p) => p.config[xk]))].sort((a, b) => a - b);
-	const data = [xs];
-	const series = [];
+/* uPlot data, series and marks for one phase: measured lines, model lines, error bars, best, default. */
+function surface(tried, predicted, xk, bestCfg, dfltCfg) {
+	const vary = [...varying(tried)].filter((k) => k !== xk);
+	const groupOf = (cfg) => fmt.config(Object.fromEntries(vary.map((k) => [k, cfg[k]])));
+	const groups = [...new Set(tried.map((p) => groupOf(p.config)))];
+	const model = groups.length <= MODEL_GROUPS
+		? predicted.filter((p) => groups.includes(groupOf(p.config)) && Number.isFinite(p.config[xk])) : [];
+	const xs = [...new Set([...tried, ...model].map((p) => p.config[xk]))].sort((a, b) => a - b);
+	const data = [xs], series = [];
 	const marks = { bars: [], best: null, dflt: null };
 	const bestKey = bestCfg ? fmt.configKey(bestCfg) : null;
 	const dfltKey = dfltCfg ? fmt.configKey(dfltCfg) : null;
-	for (const [key, ps] of groups) {
+	const line = (ps) => xs.map((x) => ps.find((q) => q.config[xk] === x)?.mean ?? null);
+	groups.forEach((g, gi) => {
+		const ps = tried.filter((p) => groupOf(p.config) === g);
 		const si = data.length;
-		const ys = xs.map((x) => {
-			const p = ps.find((q) => q.config[xk] === x);
-			return p ? p.mean : null;
-		});
+		data.push(line(ps));
+		series.push({ label: g === '–' ? 'measured' : g, colorIndex: gi, points: { show: true, size: 7 } });
 		for (const p of ps) {
 			if (Number.isFinite(p.std) && p.std > 0)
 				marks.bars.push([p.config[xk], p.mean - p.std, p.mean + p.std, si]);
-			const k = fmt.configKey(p.config);
-			if (k === bestKey)
+			if (fmt.configKey(p.config) === bestKey)
 				marks.best = [p.config[xk], p.mean];
-			if (k === dfltKey)
+			if (fmt.configKey(p.config) === dfltKey)
 				marks.dflt = [p.config[xk], p.mean];
 		}
-		data.push(ys);
-		series.push({ label: groups.size > 1 ? key : 'measured' });
+		const ms = model.filter((p) => groupOf(p.config) === g);
+		if (ms.length) {
+			data.push(line(ms));
+			series.push({ label: g === '–' ? 'model' : g + ' (model)', colorIndex: gi,
+				points: { show: false }, extra: { dash: [4, 4], width: 1 } });
+		}
+	});
+	/* The default may be untried: mark it on the model's line when the model covers it. */
+	if (!marks.dflt && dfltKey) {
+		const p = model.find((q) => fmt.configKey(q.config) === dfltKey);
+		if (p)
+			marks.dflt = [p.config[xk], p.mean];
 	}
-	return { data, series, marks };
+	return { data, series, marks, vary };
 }
 
-function pointsTable(points, bestCfg) {
-	const bestKey = bestCfg ? fmt.configKey(bestCfg) : null;
-	const sorted = [...points].sort((a, b) => b.mean - a.mean);
+function pointsTable(pts, bestKeys) {
+	const sorted = [...pts].sort((a, b) => a.phase.localeCompare(b.phase) || b.mean - a.mean);
 	return table([
 		{ label: 'Phase', cell: (p) => p.phase || 'whole job' },
 		{ label: 'Config', wrap: true, cell: (p) => fmt.config(p.config) },
 		{ label: 'Mean', num: true, cell: (p) => fmt.num(p.mean) },
 		{ label: '± std', num: true, cell: (p) => fmt.num(p.std) },
-		{ label: 'n', num: true, cell: (p) => fmt.num(p.n) },
+		{ label: 'Steps', num: true, wide: true, cell: (p) => fmt.num(p.n) },
+		{ label: 'Trials', num: true, cell: (p) => fmt.num(p.trials) },
 		{ label: 'Model', num: true, wide: true, cell: (p) => fmt.num(p.predicted) },
-	], sorted, (p) => (fmt.configKey(p.config) === bestKey ? 'best' : null));
+	], sorted, (p) => (bestKeys.has(p.phase + fmt.configKey(p.config)) ? 'best' : null));
 }
 
-function recommendation(rec, name) {
+function configText(cfg) {
+	if (!cfg)
+		return '–';
+	const per = Object.entries(cfg.phases || {}).map(([ph, o]) => `${ph}: ${fmt.config(o)}`);
+	return [fmt.config(cfg), ...per].join('; ');
+}
+
+/* The query that names this workload variant to the API: its params and objective. */
+function variantQuery(params, objective) {
+	const q = new URLSearchParams();
+	for (const [k, v] of Object.entries(params || {}))
+		q.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+	if (objective)
+		q.set('objective', objective);
+	return q;
+}
+
+export function workloadHref(name, params, objective) {
+	const q = qs(variantQuery(params, objective));
+	return '#/workloads/' + encodeURIComponent(name) + (q ? '?' + q : '');
+}
+
+/* The recommend query for a variant: workload first, then its params and objective, format last. */
+function recommendQuery(name, query, format) {
+	const pairs = [['workload', name], ...[...query].filter(([k]) => k !== 'workload' && k !== 'format'), ['format', format]];
+	return qs(pairs);
+}
+
+function prologue(name, query) {
+	return `eval "$(curl -s '${location.origin}/api/v1/recommend?${recommendQuery(name, query, 'env')}')"`;
+}
+
+function recommendation(rec, name, query) {
 	const cfg = obj(rec && rec.config);
-	const gain = rec && (rec.gain ?? rec.expected_gain);
+	const exp = rec && rec.expected;
 	return card('Recommendation for the next job',
 		rec ? facts([
-			['Config', fmt.config(cfg)],
-			['Source', rec.source ? badge(rec.source) : null],
-			['Confidence', Number.isFinite(rec.confidence) ? fmt.pct(rec.confidence) : null],
-			['Expected gain over the default', Number.isFinite(gain) ? fmt.pct(gain) : null],
-			['Trials behind it', rec.trials != null ? fmt.num(rec.trials) : null],
+			['Config', configText(cfg)],
+			['Source', rec.source ? badge(rec.source, rec.source === 'learned' ? 'learned' : 'default') : null],
+			['Why', rec.explanation],
+			['Expected', exp && Number.isFinite(exp.value) ? `${fmt.num(exp.value)} ± ${fmt.num(exp.std)}` : null],
+			['Gain over the default', Number.isFinite(rec.expected_gain) ? fmt.pct(rec.expected_gain) : null],
+			['Confidence', Number.isFinite(rec.confidence)
+				? `${fmt.pct(rec.confidence)}${rec.confident ? ' (done exploring)' : ''}` : null],
+			['Trials behind it', rec.trials ? fmt.num(rec.trials) : null],
 		]) : h('p', { class: 'muted' }, 'No recommendation available.'),
 		h('p', {}, 'Put this line in a job script or Slurm prologue to start with these settings:'),
-		command(`eval "$(curl -s '${location.origin}/api/v1/recommend?workload=${encodeURIComponent(name)}&format=env')"`));
+		command(prologue(name, query)));
 }
 
-export function mount(main, args) {
+function knobsText(knobs) {
+	return Object.entries(obj(knobs) || {}).map(([k, d]) => {
+		const vals = Array.isArray(d.values) ? d.values : [];
+		const shown = vals.length > 6 ? `${vals[0]}…${vals[vals.length - 1]} (${vals.length} values)` : vals.join(', ');
+		return `${fmt.knobName(k)}: ${shown}${d.runtime ? ' (changes while running)' : ''}`;
+	}).join('; ');
+}
+
+function variants(name, w) {
+	const vs = w.variants || [];
+	if (vs.length < 2)
+		return null;
+	return card('Other variants of this workload', h('ul', { class: 'chips' }, vs.map((v) =>
+		h('li', {}, h('a', { href: workloadHref(name, obj(v.params), v.objective) },
+			`${fmt.params(obj(v.params)) || 'no params'} · ${v.objective} · ${v.trials} trials`)))));
+}
+
+export function mount(main, args, query) {
 	const name = args[0];
-	const head = h('div', { class: 'page-head' }, h('h1', { 'data-testid': 'workload-title' }, name),
-		h('span', { class: 'sub' }, link('all workloads', 'workloads')));
+	const title = h('h1', { 'data-testid': 'workload-title' }, name);
+	const sub = h('span', { class: 'sub' });
+	const head = h('div', { class: 'page-head' }, title, sub, link('all workloads', 'workloads'));
 	const surfBox = h('div');
 	const recBox = h('div');
 	const tableBox = h('div');
@@ -115,11 +186,15 @@ export function mount(main, args) {
 	const charts = [];
 	let shape = '';
 
-	function drawSurfaces(points, bestCfg, dfltCfg, objective) {
-		const phases = [...new Set(points.map((p) => p.phase))].sort();
-		const xk = xKnob(points);
-		const key = JSON.stringify([phases, xk, points.length]);
-		const built = phases.map((ph) => surface(points.filter((p) => p.phase === ph), xk, bestCfg, dfltCfg));
+	function draw(w, tried, predicted) {
+		const xk = xKnob(tried);
+		const usable = tried.filter((p) => Number.isFinite(p.config[xk]));
+		const phases = [...new Set(usable.map((p) => p.phase))].sort();
+		const bestOf = (ph) => obj((ph === '' ? obj(w.best) : (w.phases || []).find((b) => b && b.phase === ph))?.config);
+		const dflt = obj(obj(w.default)?.config);
+		const built = phases.map((ph) => surface(usable.filter((p) => p.phase === ph),
+			predicted.filter((p) => p.phase === ph), xk, bestOf(ph), dflt));
+		const key = JSON.stringify([xk, phases, built.map((b) => [b.data[0], b.series.map((s) => s.label)])]);
 		if (key !== shape) {
 			charts.forEach((c) => c.destroy());
 			charts.length = 0;
@@ -127,72 +202,78 @@ export function mount(main, args) {
 			replace(surfBox);
 			phases.forEach((ph, i) => {
 				const el = h('div', { class: 'chart', 'data-chart': 'surface' });
-				const marks = { current: built[i].marks };
 				const xs = built[i].data[0];
+				const marks = { current: built[i].marks };
 				const c = new Chart(el, {
-					height: 280, xTime: false, yMin: 0,
+					height: 300, xTime: false, yMin: 0,
 					xLog: xs.length > 1 && xs[0] > 0,
 					xSplits: () => xs,
-					labels: { x: fmt.knobName(xk) + (xk === 'intra_threads' ? ' (intra-op threads)' : ''), y: objective || 'objective' },
-					series: built[i].series.map((s) => ({ ...s, points: { show: true, size: 7 } })),
+					labels: { x: xk === 'intra_threads' ? 'intra-op threads' : xk, y: `${w.objective || 'objective'}` },
+					series: built[i].series,
 					plugins: [surfacePlugin(() => marks.current)],
 				});
 				c.marks = marks;
 				charts.push(c);
-				surfBox.append(card(`Learned surface${ph ? `: phase ${ph}` : phases.length > 1 ? ': whole job' : ''}`, el,
-					h('p', { class: 'chart-note' }, 'Each point: the mean objective of one tried config; bars: ± one standard deviation; circle: best; diamond: the default.')));
+				surfBox.append(card(`Learned surface${ph ? ` of phase ${ph}` : phases.length > 1 ? ' of the whole job' : ''}`, el,
+					h('p', { class: 'chart-note' }, 'Points: the measured mean of each tried config, bars ± one standard deviation;'
+						+ ' dashed: the model; circle: the best; diamond: the topology default.')));
 			});
 		}
 		built.forEach((b, i) => {
 			charts[i].marks.current = b.marks;
 			charts[i].set(b.data);
 		});
+		return phases.length;
 	}
 
 	return {
-		title: 'workload',
+		title: 'workload ' + name,
 		every: 10,
 		async refresh(signal) {
+			const q = qs(query);
 			let w;
 			try {
-				w = await api(`workloads/${encodeURIComponent(name)}`, signal);
+				w = await api(`workloads/${encodeURIComponent(name)}${q ? '?' + q : ''}`, signal);
 			} catch (e) {
 				if (e instanceof ApiError && e.status === 404) {
 					replace(main, head, empty(`No workload named "${name}" has been seen yet.`,
 						h('p', {}, 'It appears once a job registers with this name. A job script can still ask for a first guess:'),
-						command(`eval "$(curl -s '${location.origin}/api/v1/recommend?workload=${encodeURIComponent(name)}&format=env')"`)));
+						command(prologue(name, query))));
 					this.every = 0;
 					return;
 				}
 				throw e;
 			}
-			const rec = await api(`recommend?workload=${encodeURIComponent(name)}&format=json`, signal).catch((e) => {
+			/* The variant shown names the recommendation: its own params and objective. */
+			const vq = variantQuery(obj(w.params), w.objective);
+			const rec = await api(`recommend?${recommendQuery(name, vq, 'json')}`, signal).catch((e) => {
 				if (e.name === 'AbortError')
 					throw e;
 				return null;
 			});
-			const all = tried(w);
-			const xk = xKnob(all);
-			const points = xk ? all.filter((p) => Number.isFinite(p.config[xk])) : [];
-			const bestCfg = obj(obj(w.best)?.config) || obj(rec?.config);
-			const dfltCfg = obj(obj(w.default)?.config) || obj(w.default_config) || obj(w.prior);
-			if (!points.length) {
+			sub.textContent = [fmt.params(obj(w.params)), w.objective, w.hw_class].filter(Boolean).join(' · ');
+			const tried = points(w.tried);
+			const drawn = tried.length ? draw(w, tried, points(w.predicted)) : 0;
+			if (!drawn) {
 				charts.forEach((c) => c.destroy());
 				charts.length = 0;
 				shape = '';
-				replace(surfBox, empty(all.length ? 'No numeric knob varies yet, so there is no surface to draw.' : 'Nothing measured yet for this workload.',
-					h('p', {}, 'The surface appears once a job of this workload reports samples_per_s (or loss, for goodput) under the configs the tuner gives it.')));
-			} else {
-				drawSurfaces(points, bestCfg, dfltCfg, w.objective);
+				replace(surfBox, empty(tried.length ? 'No numeric knob was varied, so there is no surface to draw.' : 'Nothing measured yet for this workload.',
+					h('p', {}, 'The surface appears once a job of this workload reports samples_per_s (or its loss, for goodput) under the configs the tuner gives it.')));
 			}
-			replace(recBox, recommendation(rec, name));
-			replace(tableBox, all.length ? card('Tried configs', pointsTable(all, bestCfg)) : null,
-				card('About', facts([
-					['Parameters', fmt.params(obj(w.params))],
-					['Hardware class', w.hw_class],
-					['Objective', w.objective],
-					['Jobs', w.jobs != null ? fmt.num(w.jobs) : null],
-				])));
+			const bestKeys = new Set([obj(w.best), ...(w.phases || [])].filter((b) => b && b.config)
+				.map((b) => (b.phase || '') + fmt.configKey(obj(b.config))));
+			replace(recBox, recommendation(rec, name, vq));
+			replace(tableBox, tried.length ? card('Tried configs', pointsTable(tried, bestKeys),
+				h('p', { class: 'chart-note' }, 'Bold: the best of each phase.')) : null,
+			variants(name, w),
+			card('About', facts([
+				['Knobs', knobsText(w.knobs)],
+				['Configs possible', w.candidates != null ? fmt.num(w.candidates) : null],
+				['Jobs', w.jobs != null ? fmt.num(w.jobs) : null],
+				['Trials', w.trials != null ? fmt.num(w.trials) : null],
+				['Default config', configText(obj(obj(w.default)?.config))],
+			])));
 		},
 		retheme() {
 			charts.forEach((c) => c.redraw(true));

@@ -4,35 +4,23 @@
  * of trials; each links to its learned surface.
  */
 import { api, list as listOf, obj } from '../api.js';
-import { h, replace, link, table, badge, empty, command } from '../dom.js';
+import { h, replace, table, badge, empty, command } from '../dom.js';
+import { workloadHref } from './workload.js';
 import * as fmt from '../format.js';
 
-export function bestOf(w) {
-	const b = obj(w.best) || {};
-	const config = obj(b.config) || obj(w.config) || (b.intra_threads !== undefined ? b : null);
-	return {
-		config,
-		value: b.mean ?? b.objective_value ?? b.value ?? w.best_mean ?? w.mean,
-		n: b.n,
-	};
-}
-
-export function confidence(w) {
-	const c = w.confidence ?? obj(w.best)?.confidence;
-	return Number.isFinite(c) ? fmt.pct(c) : '–';
-}
-
 function workloadsTable(list) {
+	const best = (w) => obj(w.best) || {};
 	return table([
-		{ label: 'Workload', wrap: true, cell: (w) => [link(w.name || '(unnamed)', 'workloads', w.name),
+		{ label: 'Workload', wrap: true, cell: (w) => [h('a', { href: workloadHref(w.name, obj(w.params), w.objective) }, w.name || '(unnamed)'),
 			fmt.params(obj(w.params)) ? h('div', { class: 'muted' }, fmt.params(obj(w.params))) : null] },
-		{ label: 'Best config', wrap: true, cell: (w) => fmt.config(bestOf(w).config) },
-		{ label: 'Objective', num: true, cell: (w) => fmt.num(bestOf(w).value) },
-		{ label: 'Confidence', num: true, wide: true, cell: confidence },
-		{ label: 'Trials', num: true, cell: (w) => fmt.num(w.trials ?? w.n_trials) },
+		{ label: 'Best config', wrap: true, cell: (w) => fmt.config(obj(best(w).config)) },
+		{ label: 'Best mean', num: true, cell: (w) => fmt.num(best(w).mean) },
+		{ label: 'Objective', wide: true, cell: (w) => w.objective || '–' },
+		{ label: 'Confidence', num: true, wide: true, cell: (w) => (Number.isFinite(w.confidence) ? fmt.pct(w.confidence) : '–') },
+		{ label: 'Trials', num: true, cell: (w) => fmt.num(w.trials) },
 		{ label: 'Jobs', num: true, wide: true, cell: (w) => fmt.num(w.jobs) },
-		{ label: 'Source', wide: true, cell: (w) => (w.source ? badge(w.source) : '–') },
-		{ label: 'Hardware class', wide: true, wrap: true, cell: (w) => w.hw_class || '–' },
+		{ label: 'Phases', wide: true, wrap: true, cell: (w) => (w.phases || []).filter(Boolean).join(', ') },
+		{ label: 'Source', wide: true, cell: (w) => (w.source ? badge(w.source, w.source === 'learned' ? 'learned' : 'default') : '–') },
 	], list);
 }
 
@@ -54,7 +42,7 @@ export function mount(main) {
 					command(`eval "$(curl -s '${location.origin}/api/v1/recommend?workload=my-model&format=env')"`)));
 				return;
 			}
-			list.sort((a, b) => String(a.name).localeCompare(String(b.name)));
+			list.sort((a, b) => String(a.name).localeCompare(String(b.name)) || (b.trials || 0) - (a.trials || 0));
 			replace(body, h('section', { class: 'card' }, workloadsTable(list)));
 		},
 	};
