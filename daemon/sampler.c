@@ -417,6 +417,9 @@ sampler_start(struct app *app, const struct sampler_options *opt)
 	s->disc = discovery_new(app, s->proc_root);
 	if (s->disc == NULL)
 		goto fail;
+	/* Probe every collector now, so /api/v1/node is right from the first request. */
+	for (size_t i = 0; i < s->ncol; i++)
+		col_try_init(s, &s->col[i], clock_mono_s());
 	s->pub.collectors = collectors_json_build(s);
 	if ((rc = pthread_create(&s->thread, NULL, sampler_main, s)) != 0) {
 		log_warnx("%s: cannot start the sampler thread: %s", __func__, strerror(rc));

@@ -153,6 +153,7 @@ nvmlDeviceGetMemoryInfo(const struct dev *d, mem_t *m)
 int
 nvmlDeviceGetName(const struct dev *d, char *buf, unsigned int len)
 {
+	(void)d;
 	strncpy(buf, "NVML Double GPU", len);
 	buf[len - 1] = '\0';
 	return NVML_SUCCESS;
@@ -176,6 +177,7 @@ nvmlDeviceGetPowerUsage(const struct dev *d, unsigned int *mw)
 int
 nvmlDeviceGetTemperature(const struct dev *d, int sensor, unsigned int *c)
 {
+	(void)sensor;
 	*c = d->index == 0 ? 55 : 40;
 	return NVML_SUCCESS;
 }
@@ -183,6 +185,8 @@ nvmlDeviceGetTemperature(const struct dev *d, int sensor, unsigned int *c)
 int
 nvmlDeviceGetClockInfo(const struct dev *d, int type, unsigned int *mhz)
 {
+	(void)d;
+	(void)type;
 	*mhz = 1410;
 	return NVML_SUCCESS;
 }

@@ -49,7 +49,7 @@ stat_comm_with_spaces_and_parens(void **state)
 {
 	struct procfs_stat st;
 	const char *line = "42 (a) (b c)) R 1 42 42 0 -1 0 7 0 3 0 11 12 0 0 20 0 2 0 555 100 9 18446744073709551615 "
-			   "0 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0\n";
+			   "0 0 0 0 0 0 0 0 0 0 0 0 17 3 0\n";
 
 	(void)state;
 	assert_int_equal(procfs_parse_stat(line, &st), 0);

@@ -52,6 +52,9 @@ setup(void **state)
 		s[i] = (struct sample){f.job, T0 + i, "phase_time_s", i % 2 ? 2.0 : 1.0, i % 2 ? "lstm" : "data"};
 	if (store_samples_write(f.st, s, 10) != STORE_OK)
 		return -1;
+	/* Ended: its whole life is T0 .. T0 + 5000 (a running job's reaches now). */
+	if (store_job_end(f.st, f.job, T0 + 4999, false, 0) != STORE_OK)
+		return -1;
 	free(s);
 	*state = &f;
 	return 0;
@@ -123,7 +126,8 @@ static void
 phase_filter_and_unknown_job(void **state)
 {
 	struct fx *f = *state;
-	struct store_series_query q = {.job_id = f->job, .name = "phase_time_s", .phase = "lstm"};
+	struct store_series_query q = {.job_id = f->job, .name = "phase_time_s", .phase = "lstm", .has_from = true,
+				       .from = T0, .has_to = true, .to = T0 + 9.5};
 	double from, to;
 	json_t *pts;
 

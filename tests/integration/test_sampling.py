@@ -1,0 +1,240 @@
+"""Sampling end to end: a real 3-thread busy process registered as a job.
+
+Its CPU utilisation must show in its series and in /metrics, and agree with
+what /proc says over the same window (the figure top prints); /api/v1/node
+must list every collector with a status and a reason; /metrics must be valid
+Prometheus text (checked by promtool when installed, and by a small checker
+here); the job must end, and leave /metrics, when its process exits.  A
+second daemon points NVML at the test double to run the GPU path.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import BUILDDIR, Daemon, Tap, wait_until  # noqa: E402
+
+# Three threads hashing large buffers: hashlib releases the GIL for them, so
+# the threads really run in parallel.
+BUSY = r"""
+import hashlib, threading, time
+buf = b"x" * (1 << 20)
+def spin():
+    while True:
+        hashlib.sha256(buf).digest()
+for _ in range(3):
+    threading.Thread(target=spin, daemon=True).start()
+time.sleep(600)
+"""
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_s(pid):
+    """utime + stime of the whole process, in seconds, as top reads it."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / HZ
+
+
+def check_exposition(text):
+    """A small checker of the Prometheus text format: returns a list of problems."""
+    problems, families, typed = [], {}, set()
+    line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? '
+                         r'(-?[0-9.eE+-]+|NaN|\+Inf|-Inf)$')
+    current = None
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            continue
+        if line.startswith("# TYPE "):
+            name = line.split()[2]
+            if name in typed:
+                problems.append("family %s declared twice" % name)
+            typed.add(name)
+            current = name
+            continue
+        m = line_re.match(line)
+        if not m:
+            problems.append("bad line: %r" % line)
+            continue
+        name = m.group(1)
+        base = name
+        if name not in typed:
+            problems.append("sample before its TYPE: %s" % name)
+        elif current != base:
+            problems.append("family %s not contiguous" % name)
+        families[name] = families.get(name, 0) + 1
+    return problems
+
+
+def metric_value(text, name, labels):
+    for line in text.splitlines():
+        if line.startswith(name + "{") and all('%s="%s"' % kv in line for kv in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+tap = Tap()
+busy = subprocess.Popen(["/usr/bin/python3", "-c", BUSY])
+try:
+    with Daemon(args=["--interval", "0.5"]) as d:
+        job = d.register("busy-3-threads", pid=busy.pid)
+        jid = job["id"]
+
+        @tap.test("the node lists proc, perf, papi, likwid and nvml with status and reason")
+        def _():
+            status, _, node = d.get("/api/v1/node")
+            assert status == 200, status
+            cols = {c["name"]: c for c in node["collectors"]}
+            for name in ("proc", "perf", "papi", "likwid", "nvml"):
+                assert name in cols, (name, cols)
+                assert cols[name]["status"] in ("available", "unavailable"), cols[name]
+                assert isinstance(cols[name]["reason"], str), cols[name]
+                if cols[name]["status"] == "unavailable":
+                    assert len(cols[name]["reason"]) > 10, cols[name]
+            assert cols["proc"]["status"] == "available", cols["proc"]
+            if not os.path.exists("/sys/bus/event_source/devices/cpu"):
+                assert "no PMU" in cols["perf"]["reason"] or cols["perf"]["status"] == "unavailable", cols["perf"]
+            if not os.path.exists("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"):
+                assert cols["nvml"]["status"] == "unavailable", cols["nvml"]
+                assert "libnvidia-ml.so.1 not found" in cols["nvml"]["reason"], cols["nvml"]
+
+        # The window over which the daemon's figures and /proc's are compared.
+        time.sleep(1.5)
+        t_a, cpu_a = time.time(), proc_cpu_s(busy.pid)
+        time.sleep(4.0)
+        t_b, cpu_b = time.time(), proc_cpu_s(busy.pid)
+        proc_cores = (cpu_b - cpu_a) / (t_b - t_a)
+        print("# /proc: %.3f cores over %.1f s" % (proc_cores, t_b - t_a), flush=True)
+
+        def window_points():
+            status, _, body = d.get("/api/v1/jobs/%d/series?name=cpu.cores" % jid)
+            assert status == 200, (status, body)
+            pts = [p for p in body["points"] if t_a + 0.6 <= p[0] <= t_b]
+            later = [p for p in body["points"] if p[0] > t_b]
+            return (body, pts) if pts and later else None
+
+        body, pts = wait_until(window_points, timeout=15)
+        series_cores = sum(p[1] for p in pts) / len(pts)
+        print("# series: %.3f cores over %d points" % (series_cores, len(pts)), flush=True)
+
+        # Three spinning threads get up to 2 cores on an idle 2-core machine;
+        # when other work starves them, /proc says so and the 0.5 bar is moot.
+        starved = proc_cores < 0.6
+        name = "the series has the busy job's CPU above 0.5 cores, in cores"
+        if starved:
+            tap.skip(name, "machine overloaded: /proc shows the job got only %.2f cores" % proc_cores)
+        else:
+            @tap.test(name)
+            def _():
+                assert body["name"] == "cpu.cores" and body["unit"] == "cores", body
+                assert series_cores > 0.5, (series_cores, pts)
+
+        @tap.test("the series agrees with /proc over the same window")
+        def _():
+            assert abs(series_cores - proc_cores) <= max(0.15, 0.15 * proc_cores), (series_cores, proc_cores)
+
+        @tap.test("the series counts the job's threads")
+        def _():
+            status, _, b = d.get("/api/v1/jobs/%d/series?name=cpu.threads" % jid)
+            assert status == 200 and b["points"], b
+            assert b["points"][-1][1] == 4, b["points"][-1]
+
+        metrics = None
+
+        @tap.test("/metrics has the job's CPU above 0.5 cores with job and workload labels")
+        def _():
+            global metrics
+
+            def busy_enough():
+                global metrics
+                status, headers, text = d.get("/metrics")
+                assert status == 200, status
+                assert headers["content-type"].startswith("text/plain; version=0.0.4"), headers
+                metrics = text.decode() if isinstance(text, bytes) else text
+                v = metric_value(metrics, "dlprofd_job_cpu_cores", {"job": jid, "workload": "busy-3-threads"})
+                return v is not None and v > (0.5 if not starved else 0.0)
+            wait_until(busy_enough, timeout=15)
+
+        @tap.test("/metrics has node, sampler cost and collector families")
+        def _():
+            for name in ("dlprofd_node_cpu_busy_cores", "dlprofd_node_memory_total_bytes",
+                         "dlprofd_sampler_cpu_seconds_total", "dlprofd_job_sampling_cpu_seconds",
+                         "dlprofd_sampler_cpu_seconds_per_thread", 'dlprofd_collector_up{collector="proc"} 1',
+                         "dlprofd_http_requests_total"):
+                assert name in metrics, name
+
+        @tap.test("/metrics is valid exposition text")
+        def _():
+            problems = check_exposition(metrics)
+            assert not problems, problems[:5]
+
+        promtool = shutil.which("promtool")
+        if promtool:
+            @tap.test("promtool check metrics accepts /metrics")
+            def _():
+                r = subprocess.run([promtool, "check", "metrics"], input=metrics.encode(), capture_output=True)
+                assert r.returncode == 0, r.stdout + r.stderr
+        else:
+            tap.skip("promtool check metrics accepts /metrics", "promtool not installed (Debian package prometheus)")
+
+        @tap.test("series arguments are checked")
+        def _():
+            status, _, b = d.get("/api/v1/jobs/%d/series" % jid)
+            assert status == 400 and b["error"] == "bad_request", (status, b)
+            status, _, b = d.get("/api/v1/jobs/%d/series?name=cpu.cores&from=abc" % jid)
+            assert status == 400, (status, b)
+            status, _, b = d.get("/api/v1/jobs/99999/series?name=cpu.cores")
+            assert status == 404, (status, b)
+            status, _, b = d.get("/api/v1/jobs/0/series?name=cpu.cores")
+            assert status == 200 and b["points"], (status, b)
+
+        @tap.test("the job ends when its process exits, and leaves /metrics")
+        def _():
+            busy.kill()
+            busy.wait()
+
+            def ended():
+                status, _, j = d.get("/api/v1/jobs/%d" % jid)
+                return j["state"] == "ended"
+            wait_until(ended, timeout=15)
+
+            def left():
+                _, _, text = d.get("/metrics")
+                text = text.decode() if isinstance(text, bytes) else text
+                return 'job="%d"' % jid not in text
+            wait_until(left, timeout=15)
+
+    double = os.path.join(BUILDDIR, "tests", "nvml_double", "libnvml-double.so")
+    if os.path.exists(double):
+        with Daemon(args=["--interval", "0.5"], env={"DLPROF_NVML_LIBRARY": double}) as d:
+            @tap.test("with the NVML double: nvml is available and GPUs show in /metrics")
+            def _():
+                def ready():
+                    _, _, node = d.get("/api/v1/node")
+                    cols = {c["name"]: c for c in node["collectors"]}
+                    return cols["nvml"] if cols["nvml"]["status"] == "available" else None
+                nvml = wait_until(ready, timeout=15)
+                assert len(nvml["detail"]["gpus"]) == 2, nvml
+
+                def gpu_metrics():
+                    _, _, text = d.get("/metrics")
+                    text = text.decode() if isinstance(text, bytes) else text
+                    return text if "dlprofd_gpu_utilization_ratio" in text else None
+                text = wait_until(gpu_metrics, timeout=15)
+                assert metric_value(text, "dlprofd_gpu_utilization_ratio", {"gpu": 0}) == 0.42, text
+                assert metric_value(text, "dlprofd_gpu_power_watts", {"gpu": 0}) == 123.456, text
+                assert metric_value(text, "dlprofd_gpu_mig_memory_total_bytes", {"gpu": 1, "instance": 0}) \
+                    == 10 * 2 ** 30, text
+                assert not check_exposition(text)
+    else:
+        tap.skip("with the NVML double: nvml is available and GPUs show in /metrics", "double not built")
+finally:
+    if busy.poll() is None:
+        busy.kill()
+        busy.wait()
+tap.done()
