@@ -14,23 +14,20 @@
 /* Integer ranges longer than this are sampled on a log-like ladder. */
 #define KNOB_DENSE_RANGE 16
 
-static void
-set_err(char *err, size_t len, const char *fmt, const char *a, const char *b)
+static void set_err(char *err, size_t len, const char *fmt, const char *a, const char *b)
 {
 	if (err && len)
 		snprintf(err, len, fmt, a, b);
 }
 
-static int
-cmp_long(const void *a, const void *b)
+static int cmp_long(const void *a, const void *b)
 {
 	long x = *(const long *)a, y = *(const long *)b;
 	return (x > y) - (x < y);
 }
 
 /* Sorts and removes duplicates; returns the new count. */
-static int
-unique_longs(long *v, int n)
+static int unique_longs(long *v, int n)
 {
 	int i, m = 0;
 
@@ -46,8 +43,7 @@ unique_longs(long *v, int n)
  * 3, 4, 6, 8 ... (thread counts near powers of two are the ones that matter)
  * plus the endpoints and the extra values (core counts).
  */
-static int
-int_range(struct knob *k, long lo, long hi, const long *extra, int nextra)
+static int int_range(struct knob *k, long lo, long hi, const long *extra, int nextra)
 {
 	long v[KNOB_MAX_VALUES * 2 + 8];
 	int n = 0, i;
@@ -78,8 +74,7 @@ int_range(struct knob *k, long lo, long hi, const long *extra, int nextra)
 }
 
 /* The index of the largest value <= want, or 0. */
-static int
-floor_index(const struct knob *k, long want)
+static int floor_index(const struct knob *k, long want)
 {
 	int i, best = 0;
 
@@ -89,8 +84,7 @@ floor_index(const struct knob *k, long want)
 	return best;
 }
 
-static struct knob *
-add_knob(struct knob_space *sp, const char *name)
+static struct knob *add_knob(struct knob_space *sp, const char *name)
 {
 	struct knob *k;
 
@@ -102,8 +96,7 @@ add_knob(struct knob_space *sp, const char *name)
 	return k;
 }
 
-static void
-cat_fixed(struct knob *k, const char *value)
+static void cat_fixed(struct knob *k, const char *value)
 {
 	k->type = KNOB_CAT;
 	k->nvalues = 1;
@@ -114,8 +107,7 @@ cat_fixed(struct knob *k, const char *value)
  * Physical cores of the CPUs a job may use, and no more than one NUMA domain;
  * one thread when the objective is throughput per core (scaling is sublinear).
  */
-static long
-prior_threads(const struct knob_topology *topo)
+static long prior_threads(const struct knob_topology *topo)
 {
 	if (topo->efficiency)
 		return 1;
@@ -127,8 +119,7 @@ prior_threads(const struct knob_topology *topo)
 }
 
 /* The idle GPUs; one when the objective is per GPU. */
-static long
-prior_gpus(const struct knob_topology *topo)
+static long prior_gpus(const struct knob_topology *topo)
 {
 	if (topo->efficiency && topo->gpus_free > 0)
 		return 1;
@@ -136,8 +127,7 @@ prior_gpus(const struct knob_topology *topo)
 }
 
 /* The built-in knobs with ranges derived from the node. */
-static int
-builtin_knobs(struct knob_space *sp, const struct knob_topology *topo)
+static int builtin_knobs(struct knob_space *sp, const struct knob_topology *topo)
 {
 	long cpus = topo->cpus_allowed > 0 ? topo->cpus_allowed : 1;
 	long cores = topo->cores_allowed > 0 ? topo->cores_allowed : cpus;
@@ -168,8 +158,7 @@ builtin_knobs(struct knob_space *sp, const struct knob_topology *topo)
 	return 0;
 }
 
-static int
-declared_values(struct knob *k, const json_t *values, char *err, size_t err_len)
+static int declared_values(struct knob *k, const json_t *values, char *err, size_t err_len)
 {
 	size_t i;
 	json_t *v;
@@ -206,8 +195,7 @@ declared_values(struct knob *k, const json_t *values, char *err, size_t err_len)
 }
 
 /* Applies one declaration {"min","max"} | {"values"}, "runtime", "default". */
-static int
-declare_knob(struct knob_space *sp, const char *name, const json_t *d, char *err, size_t err_len)
+static int declare_knob(struct knob_space *sp, const char *name, const json_t *d, char *err, size_t err_len)
 {
 	int i = knobs_find(sp, name);
 	struct knob *k;
@@ -254,8 +242,7 @@ declare_knob(struct knob_space *sp, const char *name, const json_t *d, char *err
 }
 
 /* Counts candidates and model dimensions; -1 when over the limits. */
-static int
-space_finish(struct knob_space *sp, char *err, size_t err_len)
+static int space_finish(struct knob_space *sp, char *err, size_t err_len)
 {
 	long n = 1;
 	int dims = 0, i;
@@ -269,7 +256,7 @@ space_finish(struct knob_space *sp, char *err, size_t err_len)
 		if (sp->knobs[i].nvalues > 1)
 			dims += sp->knobs[i].type == KNOB_INT ? 1 : sp->knobs[i].nvalues;
 	}
-	if (dims > KNOB_FEATURES) {
+	if (dims + 1 > KNOB_FEATURES) { /* + 1: the threads-in-flight coordinate */
 		set_err(err, err_len, "too many tuned values for the model%s%s", "", "");
 		return -1;
 	}
@@ -277,8 +264,7 @@ space_finish(struct knob_space *sp, char *err, size_t err_len)
 	return 0;
 }
 
-int
-knobs_space_build(struct knob_space *sp, const struct knob_topology *topo, const json_t *declared,
+int knobs_space_build(struct knob_space *sp, const struct knob_topology *topo, const json_t *declared,
 		  char *err, size_t err_len)
 {
 	const char *name;
@@ -312,8 +298,7 @@ knobs_space_build(struct knob_space *sp, const struct knob_topology *topo, const
 	return space_finish(sp, err, err_len);
 }
 
-json_t *
-knobs_space_json(const struct knob_space *sp)
+json_t *knobs_space_json(const struct knob_space *sp)
 {
 	json_t *o = json_object();
 	int i, j;
@@ -332,8 +317,7 @@ knobs_space_json(const struct knob_space *sp)
 	return o;
 }
 
-int
-knobs_space_from_json(struct knob_space *sp, const json_t *j)
+int knobs_space_from_json(struct knob_space *sp, const json_t *j)
 {
 	const char *name;
 	json_t *d, *v;
@@ -353,8 +337,7 @@ knobs_space_from_json(struct knob_space *sp, const json_t *j)
 	return space_finish(sp, NULL, 0);
 }
 
-void
-knobs_decode(const struct knob_space *sp, int cand, struct knob_config *out)
+void knobs_decode(const struct knob_space *sp, int cand, struct knob_config *out)
 {
 	int i;
 
@@ -365,8 +348,7 @@ knobs_decode(const struct knob_space *sp, int cand, struct knob_config *out)
 	}
 }
 
-int
-knobs_encode(const struct knob_space *sp, const struct knob_config *c)
+int knobs_encode(const struct knob_space *sp, const struct knob_config *c)
 {
 	int i, cand = 0;
 
@@ -375,8 +357,7 @@ knobs_encode(const struct knob_space *sp, const struct knob_config *c)
 	return cand;
 }
 
-int
-knobs_find(const struct knob_space *sp, const char *name)
+int knobs_find(const struct knob_space *sp, const char *name)
 {
 	int i;
 
@@ -386,8 +367,7 @@ knobs_find(const struct knob_space *sp, const char *name)
 	return -1;
 }
 
-int
-knobs_value_index(const struct knob *k, const json_t *value)
+int knobs_value_index(const struct knob *k, const json_t *value)
 {
 	int i;
 
@@ -402,8 +382,7 @@ knobs_value_index(const struct knob *k, const json_t *value)
 	return -1;
 }
 
-int
-knobs_candidate_of(const struct knob_space *sp, const json_t *config, int base)
+int knobs_candidate_of(const struct knob_space *sp, const json_t *config, int base)
 {
 	struct knob_config c;
 	int i;
@@ -420,8 +399,7 @@ knobs_candidate_of(const struct knob_space *sp, const json_t *config, int base)
 	return knobs_encode(sp, &c);
 }
 
-json_t *
-knobs_config_json(const struct knob_space *sp, int cand)
+json_t *knobs_config_json(const struct knob_space *sp, int cand)
 {
 	struct knob_config c;
 	json_t *o = json_object();
@@ -436,8 +414,7 @@ knobs_config_json(const struct knob_space *sp, int cand)
 	return o;
 }
 
-void
-knobs_config_text(const struct knob_space *sp, int cand, char *buf, size_t len)
+void knobs_config_text(const struct knob_space *sp, int cand, char *buf, size_t len)
 {
 	struct knob_config c;
 	size_t off = 0;
@@ -460,8 +437,7 @@ knobs_config_text(const struct knob_space *sp, int cand, char *buf, size_t len)
 	}
 }
 
-long
-knobs_int_value(const struct knob_space *sp, int cand, const char *name, long dflt)
+long knobs_int_value(const struct knob_space *sp, int cand, const char *name, long dflt)
 {
 	struct knob_config c;
 	int i = knobs_find(sp, name);
@@ -472,8 +448,7 @@ knobs_int_value(const struct knob_space *sp, int cand, const char *name, long df
 	return sp->knobs[i].ivalues[c.idx[i]];
 }
 
-int
-knobs_prior_candidate(const struct knob_space *sp)
+int knobs_prior_candidate(const struct knob_space *sp)
 {
 	struct knob_config c;
 	int i;
@@ -485,8 +460,7 @@ knobs_prior_candidate(const struct knob_space *sp)
 }
 
 /* log2 for non-negative integer knobs (offset 1 when 0 is a value), else linear. */
-static double
-int_feature(const struct knob *k, long v)
+static double int_feature(const struct knob *k, long v)
 {
 	if (k->ivalues[0] >= 1)
 		return log2((double)v);
@@ -495,11 +469,10 @@ int_feature(const struct knob *k, long v)
 	return 3.0 * (double)(v - k->ivalues[0]) / (double)(k->ivalues[k->nvalues - 1] - k->ivalues[0]);
 }
 
-int
-knobs_features(const struct knob_space *sp, int cand, double *x)
+int knobs_features(const struct knob_space *sp, int cand, double *x)
 {
 	struct knob_config c;
-	int i, j, d = 0;
+	int i, j, d = 0, intra = -1, inter = -1;
 
 	knobs_decode(sp, cand, &c);
 	for (i = 0; i < sp->nknobs; i++) {
@@ -507,12 +480,26 @@ knobs_features(const struct knob_space *sp, int cand, double *x)
 		if (k->nvalues <= 1)
 			continue;
 		if (k->type == KNOB_INT) {
+			if (strcmp(k->name, "intra_threads") == 0)
+				intra = d;
+			else if (strcmp(k->name, "interop_threads") == 0)
+				inter = d;
 			x[d++] = int_feature(k, k->ivalues[c.idx[i]]);
 		} else {
 			/* One-hot scaled so that two different values lie 1 apart, as a doubling does. */
 			for (j = 0; j < k->nvalues; j++)
 				x[d++] = j == c.idx[i] ? M_SQRT1_2 : 0.0;
 		}
+	}
+	/*
+	 * Threads in flight, log2(intra x inter-op): each inter-op thread runs
+	 * its own intra-op team, so oversubscription follows the product.  As a
+	 * coordinate of its own it lets configs with the same total look alike
+	 * (4 x 4 like 16 x 1), which a distance over the two knobs alone misses.
+	 */
+	if (intra >= 0 && inter >= 0) {
+		x[d] = x[intra] + x[inter];
+		d++;
 	}
 	return d;
 }
@@ -524,8 +511,7 @@ knobs_features(const struct knob_space *sp, int cand, double *x)
  * kept the search near the prior too long on surfaces whose best lies far
  * from it.
  */
-double
-knobs_prior_shape(const struct knob_space *sp, int cand)
+double knobs_prior_shape(const struct knob_space *sp, int cand)
 {
 	struct knob_config c;
 	double f = 1.0;
@@ -552,8 +538,7 @@ knobs_prior_shape(const struct knob_space *sp, int cand)
 	return f > 0.05 ? f : 0.05;
 }
 
-void
-knobs_filter_all(const struct knob_space *sp, struct knob_filter *f)
+void knobs_filter_all(const struct knob_space *sp, struct knob_filter *f)
 {
 	int i;
 
@@ -562,8 +547,7 @@ knobs_filter_all(const struct knob_space *sp, struct knob_filter *f)
 		f->allowed[i] = sp->knobs[i].nvalues >= 32 ? 0xffffffffu : ((1u << sp->knobs[i].nvalues) - 1u);
 }
 
-bool
-knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f, int cand)
+bool knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f, int cand)
 {
 	struct knob_config c;
 	int i;
@@ -575,8 +559,7 @@ knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f, int 
 	return true;
 }
 
-void
-knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f, int cand)
+void knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f, int cand)
 {
 	struct knob_config c;
 	int i;
@@ -587,8 +570,7 @@ knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f, int 
 			f->allowed[i] &= 1u << c.idx[i];
 }
 
-int
-knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, const struct knob_topology *topo)
+int knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, const struct knob_topology *topo)
 {
 	int i, j, rc = 0;
 

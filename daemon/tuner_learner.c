@@ -18,8 +18,7 @@
 /* ... and more than this share of the prediction. */
 #define LEARNER_DRIFT_REL 0.08
 
-struct learner *
-learner_new(const struct knob_space *sp)
+struct learner *learner_new(const struct knob_space *sp)
 {
 	struct learner *l = calloc(1, sizeof(*l));
 	size_t n = (size_t)sp->ncand;
@@ -41,8 +40,7 @@ learner_new(const struct knob_space *sp)
 	return l;
 }
 
-void
-learner_free(struct learner *l)
+void learner_free(struct learner *l)
 {
 	if (!l)
 		return;
@@ -55,8 +53,7 @@ learner_free(struct learner *l)
 	free(l);
 }
 
-void
-learner_set_shape(struct learner *l, const double *shape)
+void learner_set_shape(struct learner *l, const double *shape)
 {
 	double max = 0.0;
 	int c;
@@ -72,8 +69,7 @@ learner_set_shape(struct learner *l, const double *shape)
 	l->dirty = true;
 }
 
-void
-learner_add(struct learner *l, int cand, long steps, double mean, double var_mean, bool stale)
+void learner_add(struct learner *l, int cand, long steps, double mean, double var_mean, bool stale)
 {
 	struct learner_stats *s;
 
@@ -90,8 +86,7 @@ learner_add(struct learner *l, int cand, long steps, double mean, double var_mea
 	l->dirty = true;
 }
 
-void
-learner_mark_stale(struct learner *l)
+void learner_mark_stale(struct learner *l)
 {
 	int c;
 
@@ -108,8 +103,7 @@ learner_mark_stale(struct learner *l)
 }
 
 /* Observations for the model: one per candidate and freshness; returns their count. */
-static int
-collect(struct learner *l, double *x, double *y, double *nv, int *reps, int *cands, int dim_out[1])
+static int collect(struct learner *l, double *x, double *y, double *nv, int *reps, int *cands, int dim_out[1])
 {
 	int c, k, n = 0, dim = 0;
 
@@ -140,8 +134,7 @@ collect(struct learner *l, double *x, double *y, double *nv, int *reps, int *can
 	return n;
 }
 
-void
-learner_refit(struct learner *l)
+void learner_refit(struct learner *l)
 {
 	static const int cap = GP_MAX_OBS;
 	double *x = NULL, y[GP_MAX_OBS], nv[GP_MAX_OBS], xs[GP_MAX_DIM], ss = 0.0, sy = 0.0;
@@ -183,16 +176,14 @@ learner_refit(struct learner *l)
 	free(x);
 }
 
-void
-learner_predict(struct learner *l, int cand, double *mu, double *sd)
+void learner_predict(struct learner *l, int cand, double *mu, double *sd)
 {
 	learner_refit(l);
 	*mu = l->mu[cand];
 	*sd = l->sd[cand];
 }
 
-void
-learner_tried(const struct learner *l, int cand, double *mean, double *std, int *trials, long *steps)
+void learner_tried(const struct learner *l, int cand, double *mean, double *std, int *trials, long *steps)
 {
 	const struct learner_stats *f = &l->fresh[cand], *s = &l->stale[cand];
 	int k = f->trials + s->trials;
@@ -208,14 +199,12 @@ learner_tried(const struct learner *l, int cand, double *mean, double *std, int 
 	*steps = f->steps + s->steps;
 }
 
-static bool
-tried(const struct learner *l, int c)
+static bool tried(const struct learner *l, int c)
 {
 	return l->fresh[c].trials + l->stale[c].trials > 0;
 }
 
-int
-learner_best(struct learner *l, const struct knob_filter *f)
+int learner_best(struct learner *l, const struct knob_filter *f)
 {
 	int c, best = -1, prior = -1, p0 = knobs_prior_candidate(&l->sp);
 
@@ -232,16 +221,14 @@ learner_best(struct learner *l, const struct knob_filter *f)
 	return best >= 0 ? best : prior;
 }
 
-static double
-acquisition(const struct learner *l, int c, double best_mu)
+static double acquisition(const struct learner *l, int c, double best_mu)
 {
 	if (l->acq == LEARNER_UCB)
 		return l->mu[c] + 2.0 * l->sd[c];
 	return gp_expected_improvement(l->mu[c], l->sd[c], best_mu);
 }
 
-int
-learner_propose(struct learner *l, const struct knob_filter *f)
+int learner_propose(struct learner *l, const struct knob_filter *f)
 {
 	int c, pick = -1, best = learner_best(l, f);
 	double a, top = -INFINITY;
@@ -260,8 +247,7 @@ learner_propose(struct learner *l, const struct knob_filter *f)
 	return pick;
 }
 
-double
-learner_gain(struct learner *l, const struct knob_filter *f)
+double learner_gain(struct learner *l, const struct knob_filter *f)
 {
 	int c, best = learner_best(l, f);
 	double g = 0.0, ei;
@@ -278,8 +264,7 @@ learner_gain(struct learner *l, const struct knob_filter *f)
 	return fabs(l->mu[best]) > 0.0 ? g / fabs(l->mu[best]) : 1.0;
 }
 
-bool
-learner_drifted(struct learner *l, int cand, double mean, double var_mean)
+bool learner_drifted(struct learner *l, int cand, double mean, double var_mean)
 {
 	double mu, sd, diff, spread;
 

@@ -55,8 +55,7 @@ struct result {
 
 static uint64_t rng_state;
 
-static uint64_t
-rng_next(void)
+static uint64_t rng_next(void)
 {
 	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -64,22 +63,19 @@ rng_next(void)
 	return z ^ (z >> 31);
 }
 
-static double
-rng_uniform(void)
+static double rng_uniform(void)
 {
 	return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0;
 }
 
-static double
-rng_normal(void)
+static double rng_normal(void)
 {
 	return sqrt(-2.0 * log(rng_uniform())) * cos(2.0 * M_PI * rng_uniform());
 }
 
 /* ---- surfaces ---- */
 
-static void
-parse_topology(const char *line, struct knob_topology *t, int *declared_threads)
+static void parse_topology(const char *line, struct knob_topology *t, int *declared_threads)
 {
 	const char *p;
 
@@ -97,8 +93,7 @@ parse_topology(const char *line, struct knob_topology *t, int *declared_threads)
 		t->cpus_allowed = t->cores_allowed;
 }
 
-static json_t *
-cell_json(const char *s)
+static json_t *cell_json(const char *s)
 {
 	char *end;
 	long v = strtol(s, &end, 10);
@@ -107,8 +102,7 @@ cell_json(const char *s)
 }
 
 /* Splits a CSV line in place; returns the number of fields. */
-static int
-split(char *line, char **f, int max)
+static int split(char *line, char **f, int max)
 {
 	int n = 0;
 	char *p = line;
@@ -125,8 +119,7 @@ split(char *line, char **f, int max)
 }
 
 /* The knobs of the surface, declared with the values its rows take. */
-static json_t *
-declare(char rows[][KNOB_MAX][KNOB_STR_MAX], int nrows, char head[][KNOB_NAME_MAX], int nknobs)
+static json_t *declare(char rows[][KNOB_MAX][KNOB_STR_MAX], int nrows, char head[][KNOB_NAME_MAX], int nknobs)
 {
 	json_t *decl = json_object();
 	int k, r;
@@ -155,8 +148,7 @@ declare(char rows[][KNOB_MAX][KNOB_STR_MAX], int nrows, char head[][KNOB_NAME_MA
 	return decl;
 }
 
-static int
-surface_load(const char *path, struct surface *s)
+static int surface_load(const char *path, struct surface *s)
 {
 	static char rows[SPACE_MAX_CANDIDATES][KNOB_MAX][KNOB_STR_MAX];
 	static double vals[SPACE_MAX_CANDIDATES];
@@ -233,8 +225,7 @@ surface_load(const char *path, struct surface *s)
 }
 
 /* One trial: STEPS noisy steps; the trial's mean and variance of the mean. */
-static void
-measure(const struct surface *s, int c, double *mean, double *var_mean)
+static void measure(const struct surface *s, int c, double *mean, double *var_mean)
 {
 	double run = s->run_sd * rng_normal(), sum = 0.0, sq = 0.0, v;
 	int i;
@@ -252,8 +243,7 @@ measure(const struct surface *s, int c, double *mean, double *var_mean)
 
 static enum learner_acq acq = LEARNER_EI;
 
-static void
-run_tuner(const struct surface *s, int kmax, int *rec, int *tried)
+static void run_tuner(const struct surface *s, int kmax, int *rec, int *tried)
 {
 	struct learner *l = learner_new(&s->sp);
 	struct knob_filter f;
@@ -277,8 +267,7 @@ struct tally {
 	int n[SPACE_MAX_CANDIDATES];
 };
 
-static int
-tally_best(const struct tally *t, int ncand)
+static int tally_best(const struct tally *t, int ncand)
 {
 	int c, best = -1;
 
@@ -288,8 +277,7 @@ tally_best(const struct tally *t, int ncand)
 	return best;
 }
 
-static void
-tally_measure(const struct surface *s, struct tally *t, int c)
+static void tally_measure(const struct surface *s, struct tally *t, int c)
 {
 	double m, v;
 
@@ -298,8 +286,7 @@ tally_measure(const struct surface *s, struct tally *t, int c)
 	t->n[c]++;
 }
 
-static void
-shuffle(int *a, int n)
+static void shuffle(int *a, int n)
 {
 	int i, j, x;
 
@@ -309,8 +296,7 @@ shuffle(int *a, int n)
 	}
 }
 
-static void
-run_random(const struct surface *s, int kmax, int *rec, int *tried)
+static void run_random(const struct surface *s, int kmax, int *rec, int *tried)
 {
 	static struct tally t;
 	int order[SPACE_MAX_CANDIDATES], k, c;
@@ -327,8 +313,7 @@ run_random(const struct surface *s, int kmax, int *rec, int *tried)
 }
 
 /* Evenly spaced value indices of a knob with n values, m of them. */
-static int
-grid_index(int n, int m, int j)
+static int grid_index(int n, int m, int j)
 {
 	if (m <= 1)
 		return n / 2;
@@ -340,8 +325,7 @@ grid_index(int n, int m, int j)
  * budget allows (refining the knob with most values first), the rest of the
  * budget on random configs not on the grid.  Returns the pick.
  */
-static int
-run_grid(const struct surface *s, int budget, int *tried)
+static int run_grid(const struct surface *s, int budget, int *tried)
 {
 	static struct tally t;
 	int m[KNOB_MAX], i, k = 0, c, order[SPACE_MAX_CANDIDATES];
@@ -393,8 +377,7 @@ run_grid(const struct surface *s, int budget, int *tried)
  * one is left; n0 is the largest whose rounds fit the budget, and what is
  * left over re-measures the survivors.  Returns the pick.
  */
-static int
-run_halving(const struct surface *s, int budget, int *tried)
+static int run_halving(const struct surface *s, int budget, int *tried)
 {
 	static struct tally t;
 	int cand[SPACE_MAX_CANDIDATES], n0 = 1, n, k = 0, i, j;
@@ -433,15 +416,13 @@ run_halving(const struct surface *s, int budget, int *tried)
 
 /* ---- scoring ---- */
 
-static int
-cmp_double(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-static double
-beats(const struct surface *s, int c)
+static double beats(const struct surface *s, int c)
 {
 	int i, n = 0;
 
@@ -450,8 +431,7 @@ beats(const struct surface *s, int c)
 	return (double)n / s->sp.ncand;
 }
 
-static void
-score(const struct surface *s, int method, int reps, struct result *res)
+static void score(const struct surface *s, int method, int reps, struct result *res)
 {
 	int rec[MAX_K + 1], tried[MAX_K + 1], rep, k, b, kmax = s->kmax;
 	double *k3 = calloc((size_t)reps, sizeof(double));
@@ -482,22 +462,19 @@ score(const struct surface *s, int method, int reps, struct result *res)
 	free(k3);
 }
 
-static double
-median(double *v, int n)
+static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(double), cmp_double);
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Share at budget k, where a surface smaller than k counts at its own largest budget. */
-static double
-share_at(const struct surface *s, const struct result *r, int k)
+static double share_at(const struct surface *s, const struct result *r, int k)
 {
 	return r->share[k < s->kmax ? k : s->kmax];
 }
 
-static void
-print_surface(const struct surface *s, struct result res[METHODS])
+static void print_surface(const struct surface *s, struct result res[METHODS])
 {
 	static const int show[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24 };
 	char buf[200];
@@ -527,8 +504,7 @@ print_surface(const struct surface *s, struct result res[METHODS])
 	}
 }
 
-static double
-now_s(void)
+static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -536,8 +512,7 @@ now_s(void)
 }
 
 /* The cost of the daemon's hot path: a refit plus a recommendation, on a learner with kmax trials. */
-static double
-refit_ms(const struct surface *s)
+static double refit_ms(const struct surface *s)
 {
 	struct learner *l = learner_new(&s->sp);
 	struct knob_filter f;
@@ -561,8 +536,7 @@ refit_ms(const struct surface *s)
 	return (t1 - t0) / 20 * 1000.0;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static struct surface surf[MAX_SURFACES];
 	static struct result res[MAX_SURFACES][METHODS];

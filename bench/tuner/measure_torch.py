@@ -7,9 +7,12 @@ throughput (samples/s) of every (intra_threads, inter_threads) pair and
 writes one CSV per surface under bench/tuner/surfaces/.  Inter-op threads can
 be set only once per process, so each inter-op value runs in its own child
 process; intra-op threads are switched inside it with torch.set_num_threads,
-as the dlprof client does.  Each point is measured in several rounds in
-shuffled order, so load from other processes spreads over all points; the
-CSV keeps the mean and the standard deviation over rounds.
+as the dlprof client does.  The whole sweep is repeated in several rounds,
+the inter-op values in a new random order each round and the intra-op
+values shuffled inside each child, so that load from other processes on a
+shared machine spreads over all points instead of biasing one inter-op
+column; the CSV keeps the median over rounds (robust to a round disturbed
+by other load) and the standard deviation.
 
 Run with Debian's python3-torch:  /usr/bin/python3 bench/tuner/measure_torch.py
 """
@@ -24,8 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "surfaces")
 INTRA = list(range(1, 9))
 INTER = [1, 2, 3, 4]
-ROUNDS = 3
-SECONDS = 0.5          # measured time per point and round
+ROUNDS = 5
+SECONDS = 0.4          # measured time per point and round
 
 SURFACES = [
     ("torch-lstm-train-b8", "lstm", 8),
@@ -35,7 +38,7 @@ SURFACES = [
 ]
 
 
-def child(model, batch, inter):
+def child(model, batch, inter, seed):
     import torch
     torch.set_num_interop_threads(inter)
     torch.manual_seed(0)
@@ -60,8 +63,8 @@ def child(model, batch, inter):
             with torch.no_grad():
                 net(x)
     results = {}
-    order = INTRA * ROUNDS
-    random.Random(inter).shuffle(order)
+    order = list(INTRA)
+    random.Random(seed).shuffle(order)
     for intra in order:
         torch.set_num_threads(intra)
         step()                            # warm-up after a switch
@@ -110,29 +113,39 @@ def make_branchy():
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+    if len(sys.argv) == 6 and sys.argv[1] == "--child":
         global Branchy
         Branchy = make_branchy()
-        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
         return
     os.makedirs(OUT, exist_ok=True)
     ncpu = len(os.sched_getaffinity(0))
+    rng = random.Random(1)
     for name, model, batch in SURFACES:
+        vals = {}
+        for rnd in range(ROUNDS):
+            inters = list(INTER)
+            rng.shuffle(inters)
+            for inter in inters:
+                env = dict(os.environ, OMP_NUM_THREADS="1")
+                out = subprocess.run([sys.executable, __file__, "--child", model, str(batch), str(inter),
+                                      str(rng.randrange(1 << 30))],
+                                     check=True, capture_output=True, text=True, env=env).stdout
+                for intra, v in json.loads(out.strip().splitlines()[-1]).items():
+                    vals.setdefault((int(intra), inter), []).extend(v)
         rows = []
-        for inter in INTER:
-            env = dict(os.environ, OMP_NUM_THREADS="1")
-            out = subprocess.run([sys.executable, __file__, "--child", model, str(batch), str(inter)],
-                                 check=True, capture_output=True, text=True, env=env).stdout
-            for intra, vals in json.loads(out.strip().splitlines()[-1]).items():
-                mean = sum(vals) / len(vals)
-                var = sum((v - mean) ** 2 for v in vals) / max(1, len(vals) - 1)
-                rows.append((int(intra), inter, mean, var ** 0.5, len(vals)))
+        for (intra, inter), v in vals.items():
+            v.sort()
+            med = v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+            mean = sum(v) / len(v)
+            sd = (sum((x - mean) ** 2 for x in v) / max(1, len(v) - 1)) ** 0.5
+            rows.append((intra, inter, med, sd, len(v)))
         rows.sort()
         path = os.path.join(OUT, name + ".csv")
         with open(path, "w") as f:
             f.write("# surface: %s (%s, batch %d), throughput in samples/s\n" % (name, model, batch))
             f.write("# source: measured by bench/tuner/measure_torch.py, python3-torch 1.13.1, "
-                    "%d CPUs (shared machine), %d rounds x %.1f s per point\n" % (ncpu, ROUNDS, SECONDS))
+                    "%d CPUs (shared machine), median of %d rounds x %.1f s per point\n" % (ncpu, ROUNDS, SECONDS))
             f.write("# topology: cores=%d numa_cores=%d gpus=0\n" % (ncpu, ncpu))
             f.write("intra_threads,interop_threads,objective,std,n\n")
             for r in rows:

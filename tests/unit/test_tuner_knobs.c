@@ -247,8 +247,10 @@ static void test_features_and_prior_shape(void **state)
 	build(&sp, &big, NULL);
 	prior = knobs_prior_candidate(&sp);
 	d = knobs_features(&sp, prior, x);
-	assert_int_equal(d, 3); /* threads, inter-op, GPUs: the fixed knobs add nothing */
+	/* threads, inter-op, GPUs, threads in flight: the fixed knobs add nothing */
+	assert_int_equal(d, 4);
 	assert_true(fabs(x[0] - 4.0) < 1e-12); /* log2(16) */
+	assert_true(fabs(x[3] - (x[0] + x[1])) < 1e-12);
 	assert_true(fabs(knobs_prior_shape(&sp, prior) - 1.0) < 1e-12);
 	for (c = 0; c < sp.ncand; c++)
 		assert_true(knobs_prior_shape(&sp, c) <= 1.0 && knobs_prior_shape(&sp, c) > 0.0);
