@@ -260,7 +260,8 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 	snap.values = malloc((s->out.n + 1) * sizeof(*snap.values));
 	snap.jobs = calloc(njobs + 1, sizeof(*snap.jobs));
 	if (snap.values != NULL && snap.jobs != NULL) {
-		memcpy(snap.values, s->out.v, s->out.n * sizeof(*snap.values));
+		if (s->out.n > 0)
+			memcpy(snap.values, s->out.v, s->out.n * sizeof(*snap.values));
 		snap.nvalues = s->out.n;
 		for (i = 0; i < njobs; i++) {
 			snap.jobs[i].id = jobs[i].id;
@@ -481,8 +482,11 @@ sampler_snapshot_get(struct sampler *s, struct sampler_snapshot *out)
 	if (out->values == NULL || out->jobs == NULL) {
 		r = -1;
 	} else {
-		memcpy(out->values, p->values, p->nvalues * sizeof(*out->values));
-		memcpy(out->jobs, p->jobs, p->njobs * sizeof(*out->jobs));
+		/* Before the first tick the published arrays are NULL: memcpy must not see them. */
+		if (p->nvalues > 0)
+			memcpy(out->values, p->values, p->nvalues * sizeof(*out->values));
+		if (p->njobs > 0)
+			memcpy(out->jobs, p->jobs, p->njobs * sizeof(*out->jobs));
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (r < 0) {
