@@ -391,6 +391,12 @@ sampler_init_sync(struct sampler *s)
 struct sampler *
 sampler_start(struct app *app, const struct sampler_options *opt)
 {
+	return sampler_start_with(app, opt, collector_registry);
+}
+
+struct sampler *
+sampler_start_with(struct app *app, const struct sampler_options *opt, const struct collector *const *table)
+{
 	struct sampler *s = calloc(1, sizeof(*s));
 	const char *lib = getenv("DLPROF_NVML_LIBRARY");
 	int rc;
@@ -413,8 +419,14 @@ sampler_start(struct app *app, const struct sampler_options *opt)
 	snprintf(s->nvml_library, sizeof(s->nvml_library), "%s", lib != NULL ? lib : "");
 	s->env = (struct collector_env){s->proc_root, s->sys_root, s->nvml_library[0] ? s->nvml_library : NULL,
 					s->interval_s};
-	for (s->ncol = 0; collector_registry[s->ncol] != NULL && s->ncol < SAMPLER_MAX_COLLECTORS; s->ncol++)
-		s->col[s->ncol].c = collector_registry[s->ncol];
+	for (s->ncol = 0; table[s->ncol] != NULL && s->ncol < SAMPLER_MAX_COLLECTORS; s->ncol++) {
+		if (table[s->ncol]->version != COLLECTOR_VERSION) {
+			log_warnx("%s: collector %s speaks interface version %d, not %d: left out", __func__,
+				  table[s->ncol]->name, table[s->ncol]->version, COLLECTOR_VERSION);
+			break;
+		}
+		s->col[s->ncol].c = table[s->ncol];
+	}
 	s->disc = discovery_new(app, s->proc_root);
 	if (s->disc == NULL)
 		goto fail;

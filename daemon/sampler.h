@@ -25,6 +25,9 @@ struct sampler_options {
 
 /* Starts the thread; NULL after logging why. */
 struct sampler *sampler_start(struct app *app, const struct sampler_options *opt);
+/* As sampler_start, over another table of collectors (ending with NULL): for tests. */
+struct sampler *sampler_start_with(struct app *app, const struct sampler_options *opt,
+				   const struct collector *const *table);
 /* Stops the thread and frees everything; NULL is fine. */
 void sampler_stop(struct sampler *s);
 /* Applies a new interval (SIGHUP). */

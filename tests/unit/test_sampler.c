@@ -1,0 +1,149 @@
+/*
+ * Tests of the sampler's handling of collectors, with stand-in collectors in
+ * place of the real table: one that works, one whose sampling always fails
+ * (it must be retried with a doubling interval, not every tick, and must not
+ * stop the others) and one whose init always fails (retried with backoff,
+ * reported unavailable with its reason).  Also checks that the tick's values
+ * reach the store and the snapshot.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "app.h"
+#include "collector.h"
+#include "sampler.h"
+#include "store.h"
+#include "store_series.h"
+
+static _Atomic int good_calls, flaky_calls, broken_inits;
+static int ctx_token;
+
+static void *
+ok_init(const struct collector_env *env, char *why, size_t len)
+{
+	(void)env;
+	why[0] = '\0';
+	(void)len;
+	return &ctx_token;
+}
+
+static void *
+broken_init(const struct collector_env *env, char *why, size_t len)
+{
+	(void)env;
+	broken_inits++;
+	snprintf(why, len, "no such hardware here");
+	return NULL;
+}
+
+static int
+good_node(void *ctx, struct collector_out *out, char *why, size_t len)
+{
+	(void)ctx;
+	(void)why;
+	(void)len;
+	good_calls++;
+	collector_put(out, 0, 42.0, "load.1");
+	return COLLECTOR_OK;
+}
+
+static int
+flaky_node(void *ctx, struct collector_out *out, char *why, size_t len)
+{
+	(void)ctx;
+	(void)out;
+	flaky_calls++;
+	snprintf(why, len, "device busy");
+	return COLLECTOR_TRANSIENT;
+}
+
+static void
+no_fini(void *ctx)
+{
+	(void)ctx;
+}
+
+static const struct collector good = {COLLECTOR_VERSION, "proc", ok_init, good_node, NULL, NULL, NULL, no_fini};
+static const struct collector flaky = {COLLECTOR_VERSION, "perf", ok_init, flaky_node, NULL, NULL, NULL, no_fini};
+static const struct collector broken = {COLLECTOR_VERSION, "nvml", broken_init, NULL, NULL, NULL, NULL, no_fini};
+static const struct collector *const table[] = {&good, &flaky, &broken, NULL};
+
+static json_t *
+find_col(json_t *arr, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		if (strcmp(json_string_value(json_object_get(json_array_get(arr, i), "name")), name) == 0)
+			return json_array_get(arr, i);
+	return NULL;
+}
+
+static void
+failing_collectors_back_off(void **state)
+{
+	static const struct store_options opts = {.queue_limit = 1024, .readers = 2};
+	struct sampler_options so = {.interval_s = 0.02, .proc_root = "/proc", .sys_root = "/sys",
+				     .retention_days = 7};
+	struct sampler_snapshot snap;
+	struct timespec pause = {1, 0};
+	char dir[] = "/tmp/dlprof-test-sampler-XXXXXX", db[64], cmd[128];
+	struct app app;
+	struct sampler *s;
+	json_t *cols;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(db, sizeof(db), "%s/db", dir);
+	memset(&app, 0, sizeof(app));
+	app.store = store_open(db, &opts);
+	assert_non_null(app.store);
+	s = sampler_start_with(&app, &so, table);
+	assert_non_null(s);
+	nanosleep(&pause, NULL);
+	cols = sampler_collectors_json(s);
+	assert_int_equal(sampler_snapshot_get(s, &snap), 0);
+	sampler_stop(s);
+
+	/*
+	 * About 50 ticks in a second; a collector failing every time is tried
+	 * at 2, 4, 8, 16, 32 ... intervals: a handful of times.
+	 */
+	print_message("good %d, flaky %d, broken inits %d\n", good_calls, flaky_calls, broken_inits);
+	assert_true(good_calls >= 10);
+	assert_true(flaky_calls >= 2 && flaky_calls <= 8);
+	assert_true(broken_inits >= 2 && broken_inits <= 8);
+	assert_true(good_calls > 2 * flaky_calls);
+	assert_string_equal(json_string_value(json_object_get(find_col(cols, "proc"), "status")), "available");
+	assert_true(json_is_true(json_object_get(find_col(cols, "perf"), "failing")));
+	assert_string_equal(json_string_value(json_object_get(find_col(cols, "nvml"), "status")), "unavailable");
+	assert_string_equal(json_string_value(json_object_get(find_col(cols, "nvml"), "reason")),
+			    "no such hardware here");
+	/* Known collectors missing from the table are listed with why. */
+	assert_string_equal(json_string_value(json_object_get(find_col(cols, "papi"), "status")), "unavailable");
+	json_decref(cols);
+	assert_true(snap.ticks >= 10);
+	assert_true(snap.nvalues >= 1 && snap.values[0].value == 42.0);
+	assert_true(snap.ncols == 3 && snap.cols[1].failures >= 2);
+	sampler_snapshot_free(&snap);
+	store_close(app.store);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(failing_collectors_back_off),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
