@@ -213,8 +213,8 @@ with Daemon() as d:
                         pass
                     with s.phase("ok phase"):
                         pass
-                    s.step(samples="many", loss=float("nan"), good=2, **{"Bad Name": 1, "inf_metric": math.inf,
-                                                                       "step_time_s": 3, "text": "x"})
+                    bad = {"Bad Name": 1, "inf_metric": math.inf, "step_time_s": 3, "text": "x"}
+                    s.step(samples="many", loss=float("nan"), good=2, **bad)
                 assert s.flush()
                 jid = s.job_id
         warned = warnings_in(records)

@@ -104,7 +104,7 @@ class Session:
         self._pending = None
         self._assigned = {}                # the config adopted at the last boundary
         self._snapshot = None              # what the job runs with, for samples
-        self._applier = Applier()
+        self._applier = None
         self._buffer = Buffer()
         self._reporter = None
         self._live = False                 # open, and in the process that opened it
@@ -190,6 +190,7 @@ class Session:
     def __enter__(self):
         self._live = True
         _forget_in_children(self)
+        self._applier = Applier()          # notes whether torch is loaded yet
         self._last_step = time.monotonic()
         self._reporter = self._make_reporter()
         if self._reporter.disabled:
