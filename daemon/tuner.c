@@ -677,6 +677,22 @@ static double job_step_value(struct tuner_job *j, const struct sample *s, int ca
 	return v;
 }
 
+/* Whether a and b agree on every knob that cannot change while a job runs. */
+static bool same_static(const struct knob_space *sp, int a, int b)
+{
+	struct knob_config x, y;
+	int i;
+
+	if (a < 0 || b < 0)
+		return a == b;
+	knobs_decode(sp, a, &x);
+	knobs_decode(sp, b, &y);
+	for (i = 0; i < sp->nknobs; i++)
+		if (!sp->knobs[i].runtime && x.idx[i] != y.idx[i])
+			return false;
+	return true;
+}
+
 static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
 			  const json_t *reported, struct tuner_write **wl)
 {
@@ -691,6 +707,8 @@ static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
 		free(order);
 		return;
 	}
+	if (top >= 0 && !same_static(&j->w->sp, top, j->start_cand))
+		j->start_cand = top; /* the job runs other static knobs than it was given: proposals follow them */
 	phase_filter(j, j->start_cand, &f);
 	best0 = learner_best(ph0->l, &f);
 	for (i = 0; i < n; i++)
