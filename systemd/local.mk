@@ -85,3 +85,26 @@ AM_DISTCHECK_CONFIGURE_FLAGS = \
 
 TESTS += tests/deploy/systemd_unit.sh
 EXTRA_DIST += tests/deploy/systemd_unit.sh
+
+# The Debian packaging travels in the tarball; `make deb` builds the .deb
+# from it, as a user would from a release (outside this tree).
+EXTRA_DIST += \
+	debian/changelog \
+	debian/control \
+	debian/copyright \
+	debian/rules \
+	debian/source/format \
+	debian/dlprofd.sysusers \
+	debian/dlprofd.postrm
+
+deb: dist-gzip
+	rm -rf deb-build && $(MKDIR_P) deb-build
+	tar -C deb-build -xzf $(distdir).tar.gz
+	cd deb-build/$(distdir) && dpkg-buildpackage -us -uc -b
+	@ls deb-build/*.deb
+
+clean-local: clean-deb
+clean-deb:
+	rm -rf deb-build
+
+.PHONY: deb clean-deb

@@ -73,17 +73,22 @@ else
 	skip "security exposure <= $MAX_EXPOSURE" "no systemd-analyze"
 fi
 
-# sysusers and tmpfiles in a scratch root.
+# sysusers and tmpfiles in a scratch root (chown needs root).
 root=$tmp/root
 mkdir -p "$root/etc"
-if command -v systemd-sysusers >/dev/null 2>&1; then
+if [ "$(id -u)" -ne 0 ]; then
+	skip "sysusers creates the dlprofd user" "needs root"
+elif command -v systemd-sysusers >/dev/null 2>&1; then
 	check "sysusers creates the dlprofd user" \
 		sh -c "systemd-sysusers --root='$root' '$B/systemd/sysusers.d/dlprofd.conf' >/dev/null 2>&1 \
 			&& grep -q '^dlprofd:x:[0-9]*:[0-9]*:.*:/usr/sbin/nologin$' '$root/etc/passwd'"
 else
 	skip "sysusers creates the dlprofd user" "no systemd-sysusers"
 fi
-if command -v systemd-tmpfiles >/dev/null 2>&1 && [ -s "$root/etc/passwd" ]; then
+if [ "$(id -u)" -ne 0 ]; then
+	skip "tmpfiles creates the state directory" "needs root"
+	skip "tmpfiles creates the runtime directory" "needs root"
+elif command -v systemd-tmpfiles >/dev/null 2>&1 && [ -s "$root/etc/passwd" ]; then
 	uid=$(sed -n 's/^dlprofd:x:\([0-9]*\):.*/\1/p' "$root/etc/passwd")
 	systemd-tmpfiles --root="$root" --create "$B/systemd/tmpfiles.d/dlprofd.conf" >/dev/null 2>&1
 	check "tmpfiles creates the state directory, 0750, owned by dlprofd" \
