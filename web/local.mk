@@ -49,6 +49,7 @@ EXTRA_DIST += \
 	tests/browser/safety.mjs \
 	tests/browser/lib/tap.mjs \
 	tests/browser/lib/harness.mjs \
+	tests/browser/lib/seed.mjs \
 	tests/browser/package.json \
 	tests/browser/package-lock.json \
 	tests/browser/.gitignore

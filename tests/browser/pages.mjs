@@ -105,6 +105,8 @@ await withDaemon(tap, async (d) => {
 			tap.equal(st.points, data.lstm.points, `job page: the ${chart} chart has the ${data.lstm.points} points sent`);
 			tap.ok(st.canvas && st.ink > 50, `job page: the ${chart} chart is drawn`, st);
 		}
+		const ph = await chartState(page, 'phases');
+		tap.equal(ph.points, 2 * data.lstm.points, 'job page: time per phase drawn for both phases');
 		const chips = await page.$$eval('[data-testid=timeline-legend] li', (li) => li.map((x) => x.textContent));
 		if (trialConfigs.size)
 			tap.ok(chips.length >= 1 && chips.length <= trialConfigs.size,

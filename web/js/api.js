@@ -59,16 +59,19 @@ export function stepFor(from, to) {
 /*
  * One series of a job (0: the node) between from and to (unix seconds),
  * downsampled to about POINTS points, or to the daemon's own cap when
- * coarse is set (the span is not known yet).  Returns {name, unit, xs, ys};
+ * coarse is set (the span is not known yet); of one phase when phase is
+ * given (phase_time_s).  Returns {name, unit, xs, ys};
  * a series with no samples has empty arrays, an unknown name too.
  */
-export async function series(jobId, name, from, to, signal, coarse) {
-	const q = new URLSearchParams({ name, from: String(Math.floor(from)), to: String(Math.ceil(to)) });
+export async function series(jobId, name, from, to, signal, coarse, phase) {
+	const q = [['name', name], ['from', Math.floor(from)], ['to', Math.ceil(to)]];
 	if (!coarse)
-		q.set('step', String(stepFor(from, to)));
+		q.push(['step', stepFor(from, to)]);
+	if (phase)
+		q.push(['phase', phase]);
 	let body;
 	try {
-		body = await api(`jobs/${encodeURIComponent(jobId)}/series?${q}`, signal);
+		body = await api(`jobs/${encodeURIComponent(jobId)}/series?${query(q)}`, signal);
 	} catch (e) {
 		if (e instanceof ApiError && e.status === 404)
 			return { name, unit: '', xs: [], ys: [] };

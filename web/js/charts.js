@@ -39,6 +39,14 @@ function timeTicks(u, splits, ai, space, incr) {
 	});
 }
 
+/*
+ * Room per time tick: labels with seconds need more, and uPlot picks
+ * sub-minute ticks only when a minute spans this much room anyway.
+ */
+function timeSpace(u, ai, min, max, dim) {
+	return max > min && (dim / (max - min)) * 60 >= 72 ? 72 : 50;
+}
+
 /* The y axis as wide as its longest tick label (uPlot's own recipe). */
 function axisSize(u, values, ai, cycle) {
 	const axis = u.axes[ai];
@@ -57,9 +65,10 @@ function axes(th, spec, yFmt) {
 	const common = { stroke: th.muted, grid: { stroke: th.grid, width: 1 }, ticks: { stroke: th.grid, width: 1 } };
 	const labels = spec.labels || {};
 	return [
-		spec.xTime !== false ? { ...common, space: 70, values: timeTicks }
+		spec.xTime !== false ? { ...common, space: timeSpace, values: timeTicks }
 			: { ...common, label: labels.x, labelSize: 20, splits: spec.xSplits, values: (u, vals) => vals.map((x) => fmt.num(x)) },
-		{ ...common, size: (u, v, ai, cycle) => Math.max(spec.yAxisMin || 0, axisSize(u, v, ai, cycle)), values: (u, vals) => vals.map((x) => yFmt(x)),
+		{ ...common, size: (u, v, ai, cycle) => Math.max(spec.yAxisMin || 0, axisSize(u, v, ai, cycle)),
+			values: (u, vals, ai, space, incr) => vals.map((x) => yFmt(x, incr)),
 			label: labels.y, labelSize: labels.y ? 20 : 0 },
 	];
 }
@@ -81,27 +90,28 @@ export class Chart {
 	options(width) {
 		const th = theme();
 		const s = this.spec;
-		const yFmt = s.yFmt || ((v) => fmt.num(v));
+		const yFmt = s.yFmt || ((v, incr) => (incr ? fmt.tick(v, incr) : fmt.num(v)));
 		return {
 			width,
 			height: s.height || 220,
 			padding: s.padding || [12, 12, 0, 0],
 			scales: {
 				x: { time: s.xTime !== false, range: (u, mn, mx) => xRange(s, mn, mx), ...(s.xLog ? { distr: 3, log: 2 } : {}) },
-				y: { range: (u, mn, mx) => yRange(mn, mx, s.yMin) },
+				y: { range: (u, mn, mx) => yRange(mn, s.yHi ? Math.max(mx ?? -Infinity, s.yHi()) : mx, s.yMin) },
 			},
 			axes: axes(th, s, yFmt),
 			legend: { show: s.legend !== false, live: true },
 			cursor: { drag: { x: false, y: false }, points: { size: 6 } },
 			series: [
-				{ value: s.xTime === false ? (u, v) => fmt.num(v) : (u, v) => (v == null ? '–' : fmt.time(v)) },
+				s.xTime === false ? { label: (s.labels && s.labels.x) || 'x', value: (u, v) => fmt.num(v) }
+					: { label: 'time', value: (u, v) => (v == null ? '–' : fmt.time(v)) },
 				...s.series.map((ser, i) => ({
 					label: ser.label,
 					stroke: ser.muted ? th.muted : th.palette[(ser.colorIndex ?? i) % th.palette.length],
 					width: 1.5,
 					spanGaps: true,
 					points: ser.points || { show: (u, si, i0, i1) => i1 - i0 < 60, size: 4 },
-					value: (u, v) => (v == null ? '–' : (ser.fmt || yFmt)(v)),
+					value: (u, v) => (v == null ? '–' : (ser.fmt || yFmt)(v, 0)),
 					...(ser.extra || {}),
 				})),
 			],
@@ -166,7 +176,7 @@ function xRange(spec, mn, mx) {
 }
 
 function yRange(mn, mx, yMin) {
-	if (mn == null || mx == null)
+	if (!Number.isFinite(mn) || !Number.isFinite(mx))
 		return [0, 1];
 	let lo = yMin !== undefined ? Math.min(yMin, mn) : mn;
 	let hi = mx;
@@ -334,6 +344,7 @@ export function surfacePlugin(getMarks) {
 				const dpr = uPlot.pxRatio;
 				ctx.save();
 				ctx.lineWidth = dpr;
+				ctx.setLineDash([]);
 				for (const [x, lo, hi, si] of m.bars) {
 					if (!u.series[si] || !u.series[si].show)
 						continue;
@@ -348,6 +359,7 @@ export function surfacePlugin(getMarks) {
 					ctx.stroke();
 				}
 				ctx.lineWidth = 2 * dpr;
+				ctx.textAlign = 'left';
 				ctx.strokeStyle = th.fg;
 				ctx.fillStyle = th.fg;
 				ctx.font = `${11 * dpr}px system-ui, sans-serif`;

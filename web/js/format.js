@@ -4,16 +4,30 @@
  * Pure functions; they return strings for text nodes, never markup.
  */
 
+const SI = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M']];
+
 export function num(v, digits = 3) {
 	if (v === null || v === undefined || v === '' || !Number.isFinite(Number(v)))
 		return '–';
 	v = Number(v);
 	const a = Math.abs(v);
-	if (a !== 0 && (a >= 1e6 || a < 1e-3))
+	for (const [f, suffix] of SI)
+		if (a >= f)
+			return Number((v / f).toPrecision(digits)) + suffix;
+	if (a !== 0 && a < 1e-3)
 		return v.toExponential(2);
 	if (Number.isInteger(v))
 		return v.toLocaleString('en-US');
 	return Number(v.toPrecision(digits)).toLocaleString('en-US', { maximumFractionDigits: 6 });
+}
+
+/* An axis tick: as many decimals as the distance between ticks needs, so ticks never read alike. */
+export function tick(v, incr) {
+	const a = Math.abs(incr);
+	if (!Number.isFinite(v) || !a || Math.abs(v) >= 1e6 || a < 1e-6)
+		return num(v);
+	const d = Math.max(0, Math.min(6, -Math.floor(Math.log10(a) + 1e-9)));
+	return v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 }
 
 export function pct(v) {

@@ -52,32 +52,41 @@ export function label(name) {
 }
 
 /* The formatter a series name suggests. */
+/* The formatter a series name suggests: (value, tick increment or 0) -> text. */
 export function formatter(name) {
+	const n = (v, incr) => (incr ? fmt.tick(v, incr) : fmt.num(v));
 	if (/bytes$/.test(name))
-		return fmt.bytes;
+		return (v) => fmt.bytes(v);
 	if (/_s$/.test(name) && !/per_s$/.test(name))
-		return (v) => fmt.num(v) + ' s';
+		return (v, incr) => n(v, incr) + ' s';
 	if (/percent$/.test(name))
-		return (v) => fmt.num(v) + ' %';
-	return (v) => fmt.num(v);
+		return (v, incr) => n(v, incr) + ' %';
+	return n;
 }
 
-/* Which of names a panel shows: fixed names first (in order), then pattern matches. */
-function pick(spec, names) {
+/*
+ * The series a panel shows as [{name, phase, label}]: fixed names first (in
+ * order), then pattern matches; a perPhase panel shows its one name once
+ * per phase of the job.
+ */
+function pick(spec, names, phases) {
+	if (spec.perPhase)
+		return names.has(spec.perPhase)
+			? phases.slice(0, spec.max || 8).map((ph) => ({ name: spec.perPhase, phase: ph, label: ph })) : [];
 	const out = [];
 	for (const n of spec.names || [])
 		if (names.has(n))
 			out.push(n);
 	if (spec.match)
 		for (const n of [...names].sort())
-			if (spec.match.test(n) && !out.includes(n) && !(spec.except && spec.except.test(n)))
+			if (spec.match.test(n) && !out.includes(n))
 				out.push(n);
-	return out.slice(0, spec.max || 8);
+	return out.slice(0, spec.max || 8).map((n) => ({ name: n, phase: null, label: label(n) }));
 }
 
 /*
- * A panel: spec {id, title, names?, match?, yMin?, note?(): string,
- * optional?}.  update(jobId, names, from, to, signal) draws the series among
+ * A panel: spec {id, title, names?, match?, perPhase?, yMin?, note?(inline):
+ * string, optional?}.  update(jobId, names, from, to, signal) draws the series among
  * names; an optional panel with none of them hides itself, and missing()
  * then says why (the note), for the page to list in one line.
  */
@@ -92,8 +101,8 @@ export class Panel {
 		this.chart = null;
 	}
 
-	async update(jobId, names, from, to, signal) {
-		const want = pick(this.spec, names);
+	async update(jobId, names, from, to, signal, phases = []) {
+		const want = pick(this.spec, names, phases);
 		this.el.hidden = !want.length && !!this.spec.optional;
 		if (!want.length) {
 			this.destroyChart();
@@ -104,26 +113,25 @@ export class Panel {
 			this.noteEl.textContent = '';
 			return;
 		}
-		const got = await Promise.all(want.map((n) => series(jobId, n, from, to, signal)));
-		const key = want.join('\n');
+		const got = await Promise.all(want.map((w) => series(jobId, w.name, from, to, signal, false, w.phase)));
+		const key = want.map((w) => w.name + '/' + w.phase).join('\n');
 		if (key !== this.shown) {
 			this.destroyChart();
 			this.shown = key;
-			const f0 = this.spec.fmt || formatter(want[0]);
+			const f0 = this.spec.fmt || formatter(want[0].name);
 			this.chart = new Chart(this.chartEl, {
 				height: this.spec.height || 180,
 				yMin: this.spec.yMin,
 				yFmt: f0,
-				series: want.map((n) => ({ label: label(n), fmt: formatter(n),
-					...(LIMITS.has(n) ? { muted: true, extra: { dash: [5, 4], width: 1 } } : {}) })),
+				series: want.map((w) => ({ label: w.label, fmt: formatter(w.name),
+					...(LIMITS.has(w.name) ? { muted: true, extra: { dash: [5, 4], width: 1 } } : {}) })),
 				xRange: () => [this.from, this.to],
 			});
 		}
 		this.from = from;
 		this.to = to;
 		this.chart.set(joinSeries(got));
-		const unit = got.find((g) => g.unit);
-		this.noteEl.textContent = this.spec.caption || (unit ? `unit: ${unit.unit}` : '');
+		this.noteEl.textContent = this.spec.caption || '';
 	}
 
 	missing() {

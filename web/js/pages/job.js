@@ -21,6 +21,7 @@ function panelSpecs(collectorNote) {
 	return [
 		{ id: 'step', title: 'Step time', names: ['step_time_s'], yMin: 0 },
 		{ id: 'loss', title: 'Loss', names: ['loss'], optional: true },
+		{ id: 'phases', title: 'Time per step in each phase', perPhase: 'phase_time_s', yMin: 0, optional: true },
 		{ id: 'cpu', title: 'CPU: cores used (of the CPUs allowed)', names: ['cpu.cores', 'cpu.thread_max_cores', 'cpu.allowed'], yMin: 0,
 			note: collectorNote(/^proc$/, 'CPU use') },
 		{ id: 'threads', title: 'Threads: busy and all', names: ['cpu.busy_threads', 'cpu.threads', 'cpu.processes'], yMin: 0,
@@ -285,7 +286,7 @@ export function mount(main, args) {
 			replace(emptyBox, names.size ? null : empty('This job has reported nothing yet.',
 				h('p', {}, 'Samples appear here as the dlprof client flushes them (about once a second), or post some:'),
 				command(`curl -s -X POST -H 'Content-Type: application/json' \\\n  -d '{"samples":[{"t":'$(date +%s)',"name":"samples_per_s","value":100}]}' \\\n  ${location.origin}/api/v1/jobs/${id}/metrics`)));
-			await Promise.all(panels.map((p) => p.update(id, names, range[0], range[1], signal)));
+			await Promise.all(panels.map((p) => p.update(id, names, range[0], range[1], signal, job.phases || [])));
 			const missing = panels.map((p) => p.missing()).filter(Boolean);
 			missingNote.textContent = missing.length ? 'Not measured for this job: ' + missing.join('; ') + '.' : '';
 			await refreshOthers(names, range[0], range[1], signal);

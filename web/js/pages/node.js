@@ -4,7 +4,7 @@
  * charts of the node itself (the series of job 0) over the last 15 minutes.
  */
 import { api, latestMap, list } from '../api.js';
-import { h, replace, card, facts, table, badge, empty, command } from '../dom.js';
+import { h, replace, card, facts, table, badge, empty, command, link } from '../dom.js';
 import { Panel } from '../panels.js';
 import * as fmt from '../format.js';
 
@@ -92,7 +92,8 @@ export function mount(main) {
 			const to = Date.now() / 1000;
 			await Promise.all(panels.map((p) => p.update(0, names, to - WINDOW_S, to, signal)));
 			const jobs = list(await api('jobs?state=running', signal), 'jobs');
-			replace(jobsHint, jobs.length ? null : empty('No job is running on this node.',
+			replace(jobsHint, jobs.length ? card('Running now', h('ul', { class: 'chips' }, jobs.slice(0, 50).map((j) =>
+				h('li', {}, link(j.workload || '(unnamed)', 'jobs', j.id), h('span', { class: 'muted' }, ` job ${j.id}`))))) : empty('No job is running on this node.',
 				h('p', {}, 'Start one with the dlprof client (', h('code', {}, 'import dlprof'),
 					'), or register one by hand:'),
 				command(registerCommand())));

@@ -211,6 +211,8 @@ export function mount(main, args, query) {
 					labels: { x: xk === 'intra_threads' ? 'intra-op threads' : xk, y: `${w.objective || 'objective'}` },
 					series: built[i].series,
 					plugins: [surfacePlugin(() => marks.current)],
+					/* The error bars stay inside the plot. */
+					yHi: () => Math.max(-Infinity, ...marks.current.bars.map((b) => b[2])),
 				});
 				c.marks = marks;
 				charts.push(c);

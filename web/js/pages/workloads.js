@@ -14,7 +14,7 @@ function workloadsTable(list) {
 		{ label: 'Workload', wrap: true, cell: (w) => [h('a', { href: workloadHref(w.name, obj(w.params), w.objective) }, w.name || '(unnamed)'),
 			fmt.params(obj(w.params)) ? h('div', { class: 'muted' }, fmt.params(obj(w.params))) : null] },
 		{ label: 'Best config', wrap: true, cell: (w) => fmt.config(obj(best(w).config)) },
-		{ label: 'Best mean', num: true, cell: (w) => fmt.num(best(w).mean) },
+		{ label: 'Best mean', num: true, wide: true, cell: (w) => fmt.num(best(w).mean) },
 		{ label: 'Objective', wide: true, cell: (w) => w.objective || '–' },
 		{ label: 'Confidence', num: true, wide: true, cell: (w) => (Number.isFinite(w.confidence) ? fmt.pct(w.confidence) : '–') },
 		{ label: 'Trials', num: true, cell: (w) => fmt.num(w.trials) },
