@@ -45,8 +45,11 @@ void http_reply_text(struct http_response *resp, int status, const char *content
 
 void http_reply_json(struct http_response *resp, int status, json_t *body_stolen)
 {
-	/* JSON_ENSURE_ASCII: every string escaped; safe in any context. */
-	char *text = json_dumps(body_stolen, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
+	/*
+	 * JSON_ENSURE_ASCII: every string escaped, safe in any context.  16
+	 * digits keep unix timestamps to the microsecond.
+	 */
+	char *text = json_dumps(body_stolen, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16));
 	size_t len;
 
 	json_decref(body_stolen);
@@ -67,6 +70,53 @@ void http_reply_json(struct http_response *resp, int status, json_t *body_stolen
 	http_reply_text(resp, status, "application/json", text, len);
 }
 
+/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, surrogates or > U+10FFFF), or 0. */
+static size_t utf8_sequence(const unsigned char *s)
+{
+	size_t n;
+	unsigned long cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	cp = s[0] & (0x7fu >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * Replaces each byte that is not part of valid UTF-8 with '?'.  Details
+ * quote what clients sent (a path, a JSON parser's message) and may have cut
+ * a character in two; jansson refuses such strings, which would turn a 4xx
+ * into a 500.
+ */
+static void utf8_scrub(char *text)
+{
+	unsigned char *s = (unsigned char *)text;
+
+	while (*s) {
+		size_t n = utf8_sequence(s);
+		if (n == 0) {
+			*s++ = '?';
+			continue;
+		}
+		s += n;
+	}
+}
+
 void http_reply_error(struct http_response *resp, int status, const char *error, const char *detail_fmt, ...)
 {
 	char detail[512];
@@ -75,6 +125,7 @@ void http_reply_error(struct http_response *resp, int status, const char *error,
 	va_start(ap, detail_fmt);
 	vsnprintf(detail, sizeof(detail), detail_fmt, ap);
 	va_end(ap);
+	utf8_scrub(detail);
 	http_reply_json(resp, status, json_pack("{s:s, s:s}", "error", error, "detail", detail));
 }
 

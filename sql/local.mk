@@ -8,5 +8,5 @@ EXTRA_DIST += $(MIGRATIONS) build-aux/sql2c.sh
 BUILT_SOURCES += daemon/migrations.c
 CLEANFILES += daemon/migrations.c
 
-daemon/migrations.c: $(MIGRATIONS) $(top_srcdir)/build-aux/sql2c.sh
+daemon/migrations.c: $(MIGRATIONS) $(top_srcdir)/build-aux/sql2c.sh $(top_srcdir)/sql/local.mk
 	$(AM_V_GEN)$(MKDIR_P) daemon && (cd $(top_srcdir) && $(SHELL) build-aux/sql2c.sh $(MIGRATIONS)) > $@.tmp && mv $@.tmp $@
