@@ -64,7 +64,8 @@ async function tick(seq) {
 	state.ctrl = ctrl;
 	try {
 		await state.view.refresh(ctrl.signal);
-		if (seq !== state.seq)
+		/* Hidden or gone while it ran: its answer is not news, and no next poll. */
+		if (seq !== state.seq || ctrl.signal.aborted)
 			return;
 		setLive('live', 'on');
 		main.dataset.loaded = 'true';
@@ -72,7 +73,7 @@ async function tick(seq) {
 		if (box)
 			box.remove();
 	} catch (e) {
-		if (e.name === 'AbortError' || seq !== state.seq)
+		if (e.name === 'AbortError' || seq !== state.seq || ctrl.signal.aborted)
 			return;
 		setLive(e.status ? 'error' : 'daemon not answering', 'error');
 		showError(e);
