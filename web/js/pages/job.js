@@ -175,12 +175,12 @@ export function mount(main, args) {
 	const collectorNote = (re, what) => (inline) => {
 		const cs = node ? (node.collectors || []).filter((x) => re.test(x.name)) : [];
 		const c = cs.find((x) => x.reason);
-		let why = c ? `${c.name}: ${c.reason}` : 'no samples yet';
-		if (job && !job.pid && !job.external_id)
-			why = 'the job was registered without a pid, so there is no process to sample';
+		const why = c ? `${c.name}: ${c.reason}` : 'no samples yet';
 		return inline ? `No ${what} for this job (${why}).` : `${what} (${why})`;
 	};
-	const panels = panelSpecs(collectorNote).map((s) => new Panel(s));
+	/* Panels that need the job's processes; without a pid the page says so once. */
+	const PROCESS_PANELS = new Set(['cpu', 'threads', 'ipc', 'cache', 'gpu', 'gpumem', 'mem', 'sched']);
+	const panels = panelSpecs(collectorNote).map((s) => new Panel({ ...s, optionalAlways: !!s.optional }));
 	const others = new Map();
 	const otherGrid = h('div', { class: 'grid two' });
 	const cfgBox = h('div');
@@ -286,9 +286,15 @@ export function mount(main, args) {
 			replace(emptyBox, names.size ? null : empty('This job has reported nothing yet.',
 				h('p', {}, 'Samples appear here as the dlprof client flushes them (about once a second), or post some:'),
 				command(`curl -s -X POST -H 'Content-Type: application/json' \\\n  -d '{"samples":[{"t":'$(date +%s)',"name":"samples_per_s","value":100}]}' \\\n  ${location.origin}/api/v1/jobs/${id}/metrics`)));
+			const noProcess = !job.pid && !job.external_id && ![...names].some((n) => /^(cpu|mem|sched|perf|papi|gpu)\./.test(n));
+			for (const p of panels)
+				if (PROCESS_PANELS.has(p.spec.id))
+					p.spec.optional = noProcess || p.spec.optionalAlways;
 			await Promise.all(panels.map((p) => p.update(id, names, range[0], range[1], signal, job.phases || [])));
 			const missing = panels.map((p) => p.missing()).filter(Boolean);
-			missingNote.textContent = missing.length ? 'Not measured for this job: ' + missing.join('; ') + '.' : '';
+			missingNote.textContent = noProcess
+				? 'The job was registered without a pid, so dlprofd has no process to sample: no CPU, threads, memory, counters or GPU figures.'
+				: missing.length ? 'Not measured for this job: ' + missing.join('; ') + '.' : '';
 			await refreshOthers(names, range[0], range[1], signal);
 			replace(cfgBox, configCard(job));
 			const open = !!trialsBox.querySelector('details[open]');
