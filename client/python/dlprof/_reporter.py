@@ -22,7 +22,10 @@ from ._transport import ApiError, Unreachable
 
 log = logging.getLogger("dlprof")
 
-MAX_BACKOFF_S = 8.0
+# After failures the reporter waits 2, 4, then 8 intervals between tries
+# (an attempt at an absent daemon costs next to nothing; one that hangs
+# costs a timeout in this thread only).
+MAX_BACKOFF_INTERVALS = 8
 # Samples older than this are not sent: the daemon refuses stale timestamps
 # and refuses a whole batch for one bad sample.
 MAX_SAMPLE_AGE_S = 600.0
@@ -166,7 +169,7 @@ class Reporter:
             if ok:
                 delay = self.interval
             else:
-                delay = min(max(2 * delay, self.interval), MAX_BACKOFF_S)
+                delay = min(2 * delay, MAX_BACKOFF_INTERVALS * self.interval)
         try:
             if self.cycle():
                 self._end()
