@@ -83,8 +83,8 @@ AM_DISTCHECK_CONFIGURE_FLAGS = \
 	--with-sysusersdir='$$(prefix)/lib/sysusers.d' \
 	--with-tmpfilesdir='$$(prefix)/lib/tmpfiles.d'
 
-TESTS += tests/deploy/systemd_unit.sh
-EXTRA_DIST += tests/deploy/systemd_unit.sh
+TESTS += tests/deploy/systemd_unit.sh tests/deploy/capabilities.py
+EXTRA_DIST += tests/deploy/systemd_unit.sh tests/deploy/capabilities.py
 
 # The Debian packaging travels in the tarball; `make deb` builds the .deb
 # from it, as a user would from a release (outside this tree).

@@ -23,7 +23,7 @@ check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dlprof-unit.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-echo "1..14"
+echo "1..15"
 
 check "generated unit exists" test -s "$UNIT"
 check "no placeholder left in the unit" sh -c "! grep -n '@[a-zA-Z_]*@' '$UNIT'"
@@ -41,6 +41,10 @@ for want in 'Type=notify' 'WatchdogSec=' 'Restart=on-failure' 'User=dlprofd' \
 done
 if [ -z "$missing" ]; then ok "unit has every required directive"
 else echo "# missing:$missing"; not_ok "unit has every required directive"; fi
+
+# CAP_SYS_PTRACE must not reach other processes' memory: those calls are filtered.
+check "cross-process memory calls are filtered out" \
+	grep -q '^SystemCallFilter=~.*process_vm_readv process_vm_writev' "$UNIT"
 
 # ExecStart names the installed daemon and the configured config file.
 check "ExecStart runs the daemon in the foreground with its config file" \
