@@ -8,6 +8,7 @@ from DLPROF_JOB, the Unix socket, and bad input that must never raise.
 
 import math
 import os
+import subprocess
 import sys
 import time
 
@@ -236,6 +237,35 @@ with Daemon() as d:
         warned = warnings_in(records)
         assert len(warned) == 1 and "params" in warned[0], warned
         assert not [j for j in jobs(d) if j["workload"] == "unit-refused"]
+
+    if os.geteuid() != 0:
+        tap.skip("another uid's job over the socket: 403, one warning, the job runs on",
+                 "needs root to run a job as another uid")
+    else:
+        @tap.test("another uid's job over the socket: 403, one warning, the job runs on")
+        def _():
+            with dlprof.session(workload="unit-owner", socket=d.socket_path, interval=3600) as s:
+                # The socket's directory is private to the test; let uid 65534 in.
+                os.chmod(os.path.dirname(d.socket_path), 0o755)
+                script = ("import dlprof\n"
+                          "with dlprof.session(interval=3600) as t:\n"
+                          "    for _ in range(3):\n"
+                          "        t.step(samples=1)\n"
+                          "    t.flush()\n"
+                          "    t.step(samples=1)\n"
+                          "    t.flush()\n"
+                          "print('done')\n")
+                env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": clientlib.CLIENT,
+                       "DLPROF_SOCKET": d.socket_path, "DLPROF_JOB": str(s.job_id)}
+                p = subprocess.run([sys.executable, "-c", script], env=env, cwd="/",
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+                                   preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+                err = p.stderr.decode()
+                assert p.returncode == 0 and p.stdout.decode().strip() == "done", (p.returncode, err)
+                lines = [x for x in err.splitlines() if x.startswith("dlprof:")]
+                assert len(lines) == 1 and "403" in lines[0], err
+                assert samples(d, s.job_id) == [], "another uid's samples were stored"
+                assert job(d, s.job_id)["state"] == "running"
 
     @tap.test("a job ended by someone else: one warning, the job runs on")
     def _():
