@@ -1,0 +1,108 @@
+/*
+ * libFuzzer target for the cgroup parsers of collectors/cgroup.c: the input
+ * is parsed as /proc/PID/cgroup text and as a cpu.max line, and written into
+ * a fake sys root as every CPU-limit file cgroup_cpu_limits reads (v2 and
+ * v1 layouts), so the readers see hostile file contents too.
+ */
+#undef NDEBUG   /* the checks below are the point */
+#include <assert.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char fuzz_root[64];
+
+static const char *const limit_files[] = {
+	"fs/cgroup/job_1/cpu.max",
+	"fs/cgroup/job_1/cpuset.cpus.effective",
+	"fs/cgroup/cpu/job_1/cpu.cfs_quota_us",
+	"fs/cgroup/cpu/job_1/cpu.cfs_period_us",
+	"fs/cgroup/cpuset/job_1/cpuset.cpus",
+	NULL,
+};
+
+static void cleanup(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fuzz_root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "fuzz_cgroup: could not remove %s\n", fuzz_root);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static const char *const dirs[] = {"fs", "fs/cgroup", "fs/cgroup/job_1", "fs/cgroup/cpu",
+					   "fs/cgroup/cpu/job_1", "fs/cgroup/cpuset", "fs/cgroup/cpuset/job_1", NULL};
+	char path[160];
+
+	(void)argc;
+	(void)argv;
+	/* tmpfs when there is one: the files are rewritten for every input. */
+	snprintf(fuzz_root, sizeof(fuzz_root), "/dev/shm/dlprof-fuzz-cgroup-XXXXXX");
+	if (!mkdtemp(fuzz_root)) {
+		snprintf(fuzz_root, sizeof(fuzz_root), "/tmp/dlprof-fuzz-cgroup-XXXXXX");
+		assert(mkdtemp(fuzz_root));
+	}
+	atexit(cleanup);
+	for (int i = 0; dirs[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", fuzz_root, dirs[i]);
+		assert(mkdir(path, 0755) == 0);
+	}
+	return 0;
+}
+
+static void fuzz_limits(const uint8_t *data, size_t size)
+{
+	struct cgroup_slurm cg = {.job = 1, .path = "job_1"};
+	double quota;
+	int cpus;
+
+	for (int i = 0; limit_files[i]; i++) {
+		char path[160];
+		FILE *f;
+		snprintf(path, sizeof(path), "%s/%s", fuzz_root, limit_files[i]);
+		f = fopen(path, "w");
+		assert(f);
+		if (size)
+			fwrite(data, 1, size, f);
+		fclose(f);
+	}
+	for (cg.version = 1; cg.version <= 2; cg.version++) {
+		assert(cgroup_cpu_limits(fuzz_root, &cg, &quota, &cpus) == 0);
+		assert(quota >= 0 && cpus >= 0);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	struct cgroup_slurm cg;
+	double cores;
+	int r;
+
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	r = cgroup_parse_slurm(text, &cg);
+	assert(r >= -1 && r <= 1);
+	if (r == 1) {
+		assert(cg.job > 0 && (cg.version == 1 || cg.version == 2));
+		assert(strlen(cg.path) < sizeof(cg.path) && strstr(cg.path, "job_"));
+		assert(strlen(cg.step) < sizeof(cg.step) && strlen(cg.controller) < sizeof(cg.controller));
+	}
+	if (cgroup_parse_cpu_max(text, &cores) == 0)
+		assert(cores >= 0);
+	fuzz_limits(data, size);
+	free(text);
+	return 0;
+}
