@@ -18,7 +18,8 @@ dist_webjs_DATA = \
 	web/js/charts.js \
 	web/js/dom.js \
 	web/js/format.js \
-	web/js/panels.js
+	web/js/panels.js \
+	web/js/throughput.js
 
 webpagesdir = $(webdir)/js/pages
 dist_webpages_DATA = \

@@ -6,9 +6,9 @@
  * runs now, and every trial with its measured objective.
  */
 import { api, series, latestMap, obj, trial as normTrial, ApiError } from '../api.js';
-import { Chart, joinSeries, timelineModel, timelinePlugin, timelinePadding, theme } from '../charts.js';
 import { h, replace, card, facts, table, badge, empty, command, link } from '../dom.js';
-import { Panel, label } from '../panels.js';
+import { Panel } from '../panels.js';
+import { ThroughputCard } from '../throughput.js';
 import { workloadHref } from './workload.js';
 import * as fmt from '../format.js';
 
@@ -75,19 +75,6 @@ function header(job) {
 	];
 }
 
-function stats(latest) {
-	const item = (name, text) => h('div', {}, h('div', { class: 'label' }, label(name)), h('div', { class: 'big' }, text));
-	const v = (n) => latest.get(n)?.value;
-	const rows = [
-		['samples_per_s', fmt.num(v('samples_per_s'))],
-		['step_time_s', Number.isFinite(v('step_time_s')) ? fmt.num(v('step_time_s')) + ' s' : '–'],
-		latest.has('loss') ? ['loss', fmt.num(v('loss'))] : null,
-		['cpu.cores', fmt.num(v('cpu.cores'))],
-		['cpu.busy_threads', fmt.num(v('cpu.busy_threads'))],
-	].filter(Boolean);
-	return h('div', { class: 'stats' }, rows.map(([n, t]) => item(n, t)));
-}
-
 function configCard(job) {
 	const cfg = obj(job.config) || {};
 	const rows = [['whole job', fmt.config(cfg)]];
@@ -151,182 +138,154 @@ function trialsCard(trials, objective, now) {
 		], shown)));
 }
 
-/* The legend of the timeline: each config's colour and label. */
-function legend(model) {
-	const th = theme();
-	if (!model.lanes.length)
-		return h('p', { class: 'chart-note' }, 'No config switches yet.');
-	return h('ul', { class: 'chips', 'data-testid': 'timeline-legend' },
-		[...model.colors.entries()].map(([text, i]) => h('li', {},
-			h('span', { class: 'swatch', style: `background:${th.palette[i % th.palette.length]}` }), text)));
+function detailsCard(job) {
+	return card('Details', facts([
+		['Objective', job.objective],
+		['Phases', (job.phases || []).join(', ')],
+		['Process', job.pid ? String(job.pid) : null],
+		['External id', job.external_id],
+		['Owner', Number.isInteger(job.uid) ? `uid ${job.uid}` : null],
+		['Found by', job.source],
+		['Command', job.command],
+		['Hardware class', job.hw_class],
+		['Ended', job.ended ? `${fmt.time(job.ended)}${Number.isInteger(job.exit_status) ? `, exit status ${job.exit_status}` : ''}` : null],
+		['Workload', job.workload ? h('a', { href: workloadHref(job.workload, obj(job.params), job.objective) },
+			'what was learned for ', job.workload) : null],
+	]));
 }
 
-export function mount(main, args) {
-	const id = args[0];
-	const head = h('div', { class: 'page-head' });
-	const statsBox = h('div');
-	const tpChart = h('div', { class: 'chart', 'data-chart': 'throughput' });
-	const tpLegend = h('div');
-	const tpCursor = h('p', { class: 'chart-note', 'data-testid': 'cursor-config' });
-	const tpCard = card('Throughput and the configs tried', statsBox, tpChart, tpLegend, tpCursor);
-	const emptyBox = h('div');
-	let node = null;
-	/* Why a panel is empty: the collector that would fill it is unavailable, or it has not sampled yet. */
-	const collectorNote = (re, what) => (inline) => {
-		const cs = node ? (node.collectors || []).filter((x) => re.test(x.name)) : [];
-		const c = cs.find((x) => x.reason);
-		const why = c ? `${c.name}: ${c.reason}` : 'no samples yet';
-		return inline ? `No ${what} for this job (${why}).` : `${what} (${why})`;
-	};
-	/* Panels that need the job's processes; without a pid the page says so once. */
-	const PROCESS_PANELS = new Set(['cpu', 'threads', 'ipc', 'cache', 'gpu', 'gpumem', 'mem', 'sched']);
-	const panels = panelSpecs(collectorNote).map((s) => new Panel({ ...s, optionalAlways: !!s.optional }));
-	const others = new Map();
-	const otherGrid = h('div', { class: 'grid two' });
-	const cfgBox = h('div');
-	const trialsBox = h('div');
-	const detailsBox = h('div');
-	const missingNote = h('p', { class: 'chart-note', 'data-testid': 'not-measured' });
-	replace(main, head, emptyBox, tpCard, h('div', { class: 'grid two' }, panels.map((p) => p.el)), missingNote,
-		otherGrid, cfgBox, trialsBox, detailsBox);
+function nothingYet(id) {
+	return empty('This job has reported nothing yet.',
+		h('p', {}, 'Samples appear here as the dlprof client flushes them (about once a second), or post some:'),
+		command(`curl -s -X POST -H 'Content-Type: application/json' \\\n  -d '{"samples":[{"t":'$(date +%s)',"name":"samples_per_s","value":100}]}' \\\n  ${location.origin}/api/v1/jobs/${id}/metrics`));
+}
 
-	let chart = null;
-	let job = null;
-	let polls = 0;
-	let earliest = null;   /* time of the job's first throughput sample, once there is one */
-	let model = null;
-	let lanes = -1;
-	let range = [0, 1];
+/* Panels that need the job's processes; without a pid the page says so once. */
+const PROCESS_PANELS = new Set(['cpu', 'threads', 'ipc', 'cache', 'gpu', 'gpumem', 'mem', 'sched']);
 
-	function cursorText(u) {
-		const t = u.cursor.idx != null ? u.data[0][u.cursor.idx] : null;
-		if (t == null || !model) {
-			tpCursor.textContent = '';
-			return;
-		}
-		const parts = model.lanes.map((l) => {
-			const s = l.segments.find((x) => x.start <= t && t <= x.end);
-			return s ? `${l.name || 'job'}: ${fmt.config(s.trial.config)}` : null;
-		}).filter(Boolean);
-		tpCursor.textContent = parts.length ? `At ${fmt.time(t)}: ${parts.join('; ')}` : '';
+class JobView {
+	constructor(main, id) {
+		this.main = main;
+		this.id = id;
+		this.title = 'job ' + id;
+		this.every = 2;
+		this.node = null;
+		this.polls = 0;
+		this.earliest = null;   /* time of the job's first throughput sample, once there is one */
+		this.head = h('div', { class: 'page-head' });
+		this.emptyBox = h('div');
+		this.tp = new ThroughputCard();
+		this.panels = panelSpecs((re, what) => this.collectorNote(re, what))
+			.map((sp) => new Panel({ ...sp, optionalAlways: !!sp.optional }));
+		this.others = new Map();
+		this.otherGrid = h('div', { class: 'grid two' });
+		this.missingNote = h('p', { class: 'chart-note', 'data-testid': 'not-measured' });
+		this.cfgBox = h('div');
+		this.trialsBox = h('div');
+		this.detailsBox = h('div');
+		replace(main, this.head, this.emptyBox, this.tp.el, h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
+			this.missingNote, this.otherGrid, this.cfgBox, this.trialsBox, this.detailsBox);
 	}
 
-	function throughputChart(data) {
-		if (!chart || lanes !== model.lanes.length) {
-			if (chart)
-				chart.destroy();
-			lanes = model.lanes.length;
-			chart = new Chart(tpChart, {
-				height: 260,
-				yMin: 0,
-				padding: [timelinePadding(model), 12, 0, 0],
-				yAxisMin: model.lanes.length ? 72 : 0,
-				series: [{ label: 'samples/s' }],
-				xRange: () => range,
-				plugins: [timelinePlugin(() => model), { hooks: { setCursor: [cursorText] } }],
-				emptyText: 'No throughput yet: the job has reported no samples_per_s.',
-			});
-		}
-		chart.set(data);
+	/* Why a panel is empty: what the collector that would fill it says, or that it has not sampled yet. */
+	collectorNote(re, what) {
+		return (inline) => {
+			const cs = this.node ? (this.node.collectors || []).filter((x) => re.test(x.name)) : [];
+			const c = cs.find((x) => x.reason);
+			const why = c ? `${c.name}: ${c.reason}` : 'no samples yet';
+			return inline ? `No ${what} for this job (${why}).` : `${what} (${why})`;
+		};
 	}
 
-	async function refreshOthers(names, from, to, signal) {
+	async refresh(signal) {
+		let job;
+		try {
+			job = await api(`jobs/${encodeURIComponent(this.id)}`, signal);
+		} catch (e) {
+			if (e instanceof ApiError && (e.status === 404 || e.status === 400)) {
+				replace(this.main, empty(`No job ${this.id} here.`, h('p', {}, link('See the jobs this node knows.', 'jobs'))));
+				this.every = 0;
+				return;
+			}
+			throw e;
+		}
+		/* Collectors settle in the daemon's first seconds: re-read their status now and then. */
+		if (!this.node || ++this.polls % 15 === 0 || (this.node.collectors || []).some((c) => c.status !== 'available' && !c.reason))
+			this.node = await api('node', signal).catch(() => this.node);
+		const trials = (job.trials || []).map(normTrial);
+		const range = await this.span(job, trials, signal);
+		const latest = latestMap(job.latest);
+		const names = new Set(latest.keys());
+		replace(this.head, ...header(job));
+		this.tp.update(latest, trials, range, job.state === 'running',
+			await series(this.id, 'samples_per_s', range[0], range[1], signal));
+		replace(this.emptyBox, names.size ? null : nothingYet(this.id));
+		await this.updatePanels(job, names, range, signal);
+		replace(this.cfgBox, configCard(job));
+		const open = !!this.trialsBox.querySelector('details[open]');
+		replace(this.trialsBox, trialsCard(trials, job.objective, range[1]));
+		if (open)
+			this.trialsBox.querySelector('details').open = true;
+		replace(this.detailsBox, detailsCard(job));
+		this.every = job.state === 'running' ? 2 : 0;
+	}
+
+	/*
+	 * The span shown: the job's life, widened to samples stamped before its
+	 * registration (clock skew, a job found late) and to its trials.
+	 */
+	async span(job, trials, signal) {
+		if (this.earliest === null)
+			this.earliest = await firstSample(this.id, job.started, signal);
+		const to = job.ended ?? Date.now() / 1000;
+		const from = Math.min(job.started, this.earliest ?? Infinity, ...trials.map((t) => t.start).filter(Number.isFinite));
+		return [from, Math.max(to, from + 10)];
+	}
+
+	async updatePanels(job, names, range, signal) {
+		const noProcess = !job.pid && !job.external_id && ![...names].some((n) => /^(cpu|mem|sched|perf|papi|gpu)\./.test(n));
+		for (const p of this.panels)
+			if (PROCESS_PANELS.has(p.spec.id))
+				p.spec.optional = noProcess || p.spec.optionalAlways;
+		await Promise.all(this.panels.map((p) => p.update(this.id, names, range[0], range[1], signal, job.phases || [])));
+		const missing = this.panels.map((p) => p.missing()).filter(Boolean);
+		this.missingNote.textContent = noProcess
+			? 'The job was registered without a pid, so dlprofd has no process to sample: no CPU, threads, memory, counters or GPU figures.'
+			: missing.length ? 'Not measured for this job: ' + missing.join('; ') + '.' : '';
+		await this.updateOthers(names, range, signal);
+	}
+
+	/* The job's own metrics (what it passed to s.step(**metrics)): one small chart each. */
+	async updateOthers(names, range, signal) {
 		const extra = [...names].filter((n) => !KNOWN.test(n)).sort().slice(0, 8);
-		for (const [n, p] of others)
+		for (const [n, p] of this.others)
 			if (!extra.includes(n)) {
 				p.destroyChart();
 				p.el.remove();
-				others.delete(n);
+				this.others.delete(n);
 			}
 		for (const n of extra)
-			if (!others.has(n)) {
+			if (!this.others.has(n)) {
 				const p = new Panel({ id: 'metric-' + n, title: n, names: [n] });
-				others.set(n, p);
-				otherGrid.append(p.el);
+				this.others.set(n, p);
+				this.otherGrid.append(p.el);
 			}
-		await Promise.all([...others.values()].map((p) => p.update(id, names, from, to, signal)));
+		await Promise.all([...this.others.values()].map((p) => p.update(this.id, names, range[0], range[1], signal)));
 	}
 
-	return {
-		title: 'job ' + id,
-		every: 2,
-		async refresh(signal) {
-			try {
-				job = await api(`jobs/${encodeURIComponent(id)}`, signal);
-			} catch (e) {
-				if (e instanceof ApiError && (e.status === 404 || e.status === 400)) {
-					replace(main, empty(`No job ${id} here.`, h('p', {}, link('See the jobs this node knows.', 'jobs'))));
-					this.every = 0;
-					return;
-				}
-				throw e;
-			}
-			/* Collectors settle in the daemon's first seconds: re-read their status now and then. */
-			if (!node || ++polls % 15 === 0 || (node.collectors || []).some((c) => c.status !== 'available' && !c.reason))
-				node = await api('node', signal).catch(() => node);
-			const now = Date.now() / 1000;
-			const to = job.ended ?? now;
-			const trials = (job.trials || []).map(normTrial);
-			/*
-			 * The span shown: the job's life, widened to samples stamped
-			 * before its registration (clock skew, a job found late).
-			 */
-			if (earliest === null)
-				earliest = await firstSample(id, job.started, signal);
-			range = [Math.min(job.started, earliest ?? Infinity, ...trials.map((t) => t.start).filter(Number.isFinite)), to];
-			range[1] = Math.max(range[1], range[0] + 10);
-			const latest = latestMap(job.latest);
-			const names = new Set(latest.keys());
-			replace(head, ...header(job));
-			replace(statsBox, stats(latest));
-			model = timelineModel(trials, range[1], job.state === 'running');
-			const tp = await series(id, 'samples_per_s', range[0], range[1], signal);
-			throughputChart(joinSeries([tp]));
-			replace(tpLegend, legend(model));
-			replace(emptyBox, names.size ? null : empty('This job has reported nothing yet.',
-				h('p', {}, 'Samples appear here as the dlprof client flushes them (about once a second), or post some:'),
-				command(`curl -s -X POST -H 'Content-Type: application/json' \\\n  -d '{"samples":[{"t":'$(date +%s)',"name":"samples_per_s","value":100}]}' \\\n  ${location.origin}/api/v1/jobs/${id}/metrics`)));
-			const noProcess = !job.pid && !job.external_id && ![...names].some((n) => /^(cpu|mem|sched|perf|papi|gpu)\./.test(n));
-			for (const p of panels)
-				if (PROCESS_PANELS.has(p.spec.id))
-					p.spec.optional = noProcess || p.spec.optionalAlways;
-			await Promise.all(panels.map((p) => p.update(id, names, range[0], range[1], signal, job.phases || [])));
-			const missing = panels.map((p) => p.missing()).filter(Boolean);
-			missingNote.textContent = noProcess
-				? 'The job was registered without a pid, so dlprofd has no process to sample: no CPU, threads, memory, counters or GPU figures.'
-				: missing.length ? 'Not measured for this job: ' + missing.join('; ') + '.' : '';
-			await refreshOthers(names, range[0], range[1], signal);
-			replace(cfgBox, configCard(job));
-			const open = !!trialsBox.querySelector('details[open]');
-			replace(trialsBox, trialsCard(trials, job.objective, range[1]));
-			if (open)
-				trialsBox.querySelector('details').open = true;
-			replace(detailsBox, card('Details', facts([
-				['Objective', job.objective],
-				['Phases', (job.phases || []).join(', ')],
-				['Process', job.pid ? String(job.pid) : null],
-				['External id', job.external_id],
-				['Owner', Number.isInteger(job.uid) ? `uid ${job.uid}` : null],
-				['Found by', job.source],
-				['Command', job.command],
-				['Hardware class', job.hw_class],
-				['Ended', job.ended ? `${fmt.time(job.ended)}${Number.isInteger(job.exit_status) ? `, exit status ${job.exit_status}` : ''}` : null],
-				['Workload', job.workload ? h('a', { href: workloadHref(job.workload, obj(job.params), job.objective) },
-					'what was learned for ', job.workload) : null],
-			])));
-			this.every = job.state === 'running' ? 2 : 0;
-		},
-		retheme() {
-			if (chart)
-				chart.redraw(true);
-			panels.forEach((p) => p.retheme());
-			others.forEach((p) => p.retheme());
-		},
-		destroy() {
-			if (chart)
-				chart.destroy();
-			panels.forEach((p) => p.destroyChart());
-			others.forEach((p) => p.destroyChart());
-		},
-	};
+	retheme() {
+		this.tp.retheme();
+		this.panels.forEach((p) => p.retheme());
+		this.others.forEach((p) => p.retheme());
+	}
+
+	destroy() {
+		this.tp.destroy();
+		this.panels.forEach((p) => p.destroyChart());
+		this.others.forEach((p) => p.destroyChart());
+	}
+}
+
+export function mount(main, args) {
+	return new JobView(main, args[0]);
 }
