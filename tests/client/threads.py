@@ -67,6 +67,16 @@ with Daemon() as d:
         assert r == {"intra": 2, "interop": 1}, r
         assert len(log) == 1 and "inter-op" in log[0], log
 
+    @tap.test("DLPROF_INTEROP_THREADS from a prologue applies when the daemon assigns none")
+    def _():
+        r, log = run(d, """
+            import torch
+            with dlprof.session(workload="threads-env-interop", interval=3600) as s:
+                out(interop=torch.get_num_interop_threads(), job=s.job_id)
+        """, env={"DLPROF_INTEROP_THREADS": "2", "DLPROF_SOCKET": d.socket_path + ".absent"})
+        assert r == {"interop": 2, "job": None}, r
+        assert len(log) == 1 and "not answering" in log[0], log
+
     @tap.test("torch imported after the session opened still runs the assigned threads")
     def _():
         r, log = run(d, """

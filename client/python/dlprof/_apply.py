@@ -8,7 +8,8 @@ in force, observed where it can be observed:
   asks (the session only asks at step and phase boundaries); also
   OMP_NUM_THREADS/MKL_NUM_THREADS for processes started later.
 - interop_threads: torch.set_num_interop_threads, once, and only after a
-  forked child showed the call succeeds (see _interop_settable).
+  forked child showed the call succeeds (see _interop_settable); without a
+  value from the daemon, DLPROF_INTEROP_THREADS from a prologue.
 - dataloader_workers: DLPROF_DATALOADER_WORKERS for the script to read.
 - affinity: OMP_PROC_BIND/OMP_PLACES, which OpenMP reads when it starts, so
   only when torch is not loaded yet; otherwise the environment says what
@@ -137,11 +138,17 @@ class Applier:
         self.try_interop(config)
 
     def try_interop(self, config):
-        """Sets the inter-op threads the first time torch is there to take it."""
+        """
+        Sets the inter-op threads the first time torch is there to take it:
+        the config's, else DLPROF_INTEROP_THREADS (exported by a prologue
+        from /api/v1/recommend?format=env for this client to apply).
+        """
         if self._interop_tried:
             return
         torch = _torch()
         n = _positive_int(config.get("interop_threads"))
+        if n is None:
+            n = _env_int("DLPROF_INTEROP_THREADS")
         if n is None or torch is None:
             return
         self._interop_tried = True
