@@ -174,19 +174,78 @@ function variants(name, w) {
 			`${fmt.params(obj(v.params)) || 'no params'} · ${v.objective} · ${v.trials} trials`)))));
 }
 
-export function mount(main, args, query) {
-	const name = args[0];
-	const title = h('h1', { 'data-testid': 'workload-title' }, name);
-	const sub = h('span', { class: 'sub' });
-	const head = h('div', { class: 'page-head' }, title, sub, link('all workloads', 'workloads'));
-	const surfBox = h('div');
-	const recBox = h('div');
-	const tableBox = h('div');
-	replace(main, head, surfBox, recBox, tableBox);
-	const charts = [];
-	let shape = '';
+function aboutCard(w) {
+	return card('About', facts([
+		['Knobs', knobsText(w.knobs)],
+		['Configs possible', w.candidates != null ? fmt.num(w.candidates) : null],
+		['Jobs', w.jobs != null ? fmt.num(w.jobs) : null],
+		['Trials', w.trials != null ? fmt.num(w.trials) : null],
+		['Default config', configText(obj(obj(w.default)?.config))],
+	]));
+}
 
-	function draw(w, tried, predicted) {
+function surfaceCard(title, el) {
+	return card(title, el, h('p', { class: 'chart-note' }, 'Points: the measured mean of each tried config, bars ± one standard deviation;'
+		+ ' dashed: the model; circle: the best; diamond: the topology default.'));
+}
+
+class WorkloadView {
+	constructor(main, name, query) {
+		this.main = main;
+		this.name = name;
+		this.query = query;
+		this.title = 'workload ' + name;
+		this.every = 10;
+		this.sub = h('span', { class: 'sub' });
+		this.head = h('div', { class: 'page-head' }, h('h1', { 'data-testid': 'workload-title' }, name), this.sub,
+			link('all workloads', 'workloads'));
+		this.surfBox = h('div');
+		this.recBox = h('div');
+		this.tableBox = h('div');
+		this.charts = [];
+		this.shape = '';    /* what the charts were built for; they are rebuilt when it changes */
+		replace(main, this.head, this.surfBox, this.recBox, this.tableBox);
+	}
+
+	async refresh(signal) {
+		const q = qs(this.query);
+		let w;
+		try {
+			w = await api(`workloads/${encodeURIComponent(this.name)}${q ? '?' + q : ''}`, signal);
+		} catch (e) {
+			if (e instanceof ApiError && e.status === 404) {
+				replace(this.main, this.head, empty(`No workload named "${this.name}" has been seen yet.`,
+					h('p', {}, 'It appears once a job registers with this name. A job script can still ask for a first guess:'),
+					command(prologue(this.name, this.query))));
+				this.every = 0;
+				return;
+			}
+			throw e;
+		}
+		/* The variant shown names the recommendation: its own params and objective. */
+		const vq = variantQuery(obj(w.params), w.objective);
+		const rec = await api(`recommend?${recommendQuery(this.name, vq, 'json')}`, signal).catch((e) => {
+			if (e.name === 'AbortError')
+				throw e;
+			return null;
+		});
+		this.sub.textContent = [fmt.params(obj(w.params)), w.objective, w.hw_class].filter(Boolean).join(' · ');
+		const tried = points(w.tried);
+		if (!(tried.length && this.draw(w, tried, points(w.predicted)))) {
+			this.destroy();
+			this.shape = '';
+			replace(this.surfBox, empty(tried.length ? 'No numeric knob was varied, so there is no surface to draw.' : 'Nothing measured yet for this workload.',
+				h('p', {}, 'The surface appears once a job of this workload reports samples_per_s (or its loss, for goodput) under the configs the tuner gives it.')));
+		}
+		const bestKeys = new Set([obj(w.best), ...(w.phases || [])].filter((b) => b && b.config)
+			.map((b) => (b.phase || '') + fmt.configKey(obj(b.config))));
+		replace(this.recBox, recommendation(rec, this.name, vq));
+		replace(this.tableBox, tried.length ? card('Tried configs', pointsTable(tried, bestKeys),
+			h('p', { class: 'chart-note' }, 'Bold: the best of each phase.')) : null, variants(this.name, w), aboutCard(w));
+	}
+
+	/* One surface chart per phase; returns how many were drawn. */
+	draw(w, tried, predicted) {
 		const xk = xKnob(tried);
 		const usable = tried.filter((p) => Number.isFinite(p.config[xk]));
 		const phases = [...new Set(usable.map((p) => p.phase))].sort();
@@ -195,93 +254,50 @@ export function mount(main, args, query) {
 		const built = phases.map((ph) => surface(usable.filter((p) => p.phase === ph),
 			predicted.filter((p) => p.phase === ph), xk, bestOf(ph), dflt));
 		const key = JSON.stringify([xk, phases, built.map((b) => [b.data[0], b.series.map((s) => s.label)])]);
-		if (key !== shape) {
-			charts.forEach((c) => c.destroy());
-			charts.length = 0;
-			shape = key;
-			replace(surfBox);
+		if (key !== this.shape) {
+			this.destroy();
+			this.shape = key;
+			replace(this.surfBox);
 			phases.forEach((ph, i) => {
 				const el = h('div', { class: 'chart', 'data-chart': 'surface' });
-				const xs = built[i].data[0];
-				const marks = { current: built[i].marks };
-				const c = new Chart(el, {
-					height: 300, xTime: false, yMin: 0,
-					xLog: xs.length > 1 && xs[0] > 0,
-					xSplits: () => xs,
-					labels: { x: xk === 'intra_threads' ? 'intra-op threads' : xk, y: `${w.objective || 'objective'}` },
-					series: built[i].series,
-					plugins: [surfacePlugin(() => marks.current)],
-					/* The error bars stay inside the plot. */
-					yHi: () => Math.max(-Infinity, ...marks.current.bars.map((b) => b[2])),
-				});
-				c.marks = marks;
-				charts.push(c);
-				surfBox.append(card(`Learned surface${ph ? ` of phase ${ph}` : phases.length > 1 ? ' of the whole job' : ''}`, el,
-					h('p', { class: 'chart-note' }, 'Points: the measured mean of each tried config, bars ± one standard deviation;'
-						+ ' dashed: the model; circle: the best; diamond: the topology default.')));
+				this.charts.push(this.chart(el, w, xk, built[i]));
+				this.surfBox.append(surfaceCard(`Learned surface${ph ? ` of phase ${ph}` : phases.length > 1 ? ' of the whole job' : ''}`, el));
 			});
 		}
 		built.forEach((b, i) => {
-			charts[i].marks.current = b.marks;
-			charts[i].set(b.data);
+			this.charts[i].marks.current = b.marks;
+			this.charts[i].set(b.data);
 		});
 		return phases.length;
 	}
 
-	return {
-		title: 'workload ' + name,
-		every: 10,
-		async refresh(signal) {
-			const q = qs(query);
-			let w;
-			try {
-				w = await api(`workloads/${encodeURIComponent(name)}${q ? '?' + q : ''}`, signal);
-			} catch (e) {
-				if (e instanceof ApiError && e.status === 404) {
-					replace(main, head, empty(`No workload named "${name}" has been seen yet.`,
-						h('p', {}, 'It appears once a job registers with this name. A job script can still ask for a first guess:'),
-						command(prologue(name, query))));
-					this.every = 0;
-					return;
-				}
-				throw e;
-			}
-			/* The variant shown names the recommendation: its own params and objective. */
-			const vq = variantQuery(obj(w.params), w.objective);
-			const rec = await api(`recommend?${recommendQuery(name, vq, 'json')}`, signal).catch((e) => {
-				if (e.name === 'AbortError')
-					throw e;
-				return null;
-			});
-			sub.textContent = [fmt.params(obj(w.params)), w.objective, w.hw_class].filter(Boolean).join(' · ');
-			const tried = points(w.tried);
-			const drawn = tried.length ? draw(w, tried, points(w.predicted)) : 0;
-			if (!drawn) {
-				charts.forEach((c) => c.destroy());
-				charts.length = 0;
-				shape = '';
-				replace(surfBox, empty(tried.length ? 'No numeric knob was varied, so there is no surface to draw.' : 'Nothing measured yet for this workload.',
-					h('p', {}, 'The surface appears once a job of this workload reports samples_per_s (or its loss, for goodput) under the configs the tuner gives it.')));
-			}
-			const bestKeys = new Set([obj(w.best), ...(w.phases || [])].filter((b) => b && b.config)
-				.map((b) => (b.phase || '') + fmt.configKey(obj(b.config))));
-			replace(recBox, recommendation(rec, name, vq));
-			replace(tableBox, tried.length ? card('Tried configs', pointsTable(tried, bestKeys),
-				h('p', { class: 'chart-note' }, 'Bold: the best of each phase.')) : null,
-			variants(name, w),
-			card('About', facts([
-				['Knobs', knobsText(w.knobs)],
-				['Configs possible', w.candidates != null ? fmt.num(w.candidates) : null],
-				['Jobs', w.jobs != null ? fmt.num(w.jobs) : null],
-				['Trials', w.trials != null ? fmt.num(w.trials) : null],
-				['Default config', configText(obj(obj(w.default)?.config))],
-			])));
-		},
-		retheme() {
-			charts.forEach((c) => c.redraw(true));
-		},
-		destroy() {
-			charts.forEach((c) => c.destroy());
-		},
-	};
+	chart(el, w, xk, built) {
+		const xs = built.data[0];
+		const marks = { current: built.marks };
+		const c = new Chart(el, {
+			height: 300, xTime: false, yMin: 0,
+			xLog: xs.length > 1 && xs[0] > 0,
+			xSplits: () => xs,
+			labels: { x: xk === 'intra_threads' ? 'intra-op threads' : xk, y: `${w.objective || 'objective'}` },
+			series: built.series,
+			plugins: [surfacePlugin(() => marks.current)],
+			/* The error bars stay inside the plot. */
+			yHi: () => Math.max(-Infinity, ...marks.current.bars.map((b) => b[2])),
+		});
+		c.marks = marks;
+		return c;
+	}
+
+	retheme() {
+		this.charts.forEach((c) => c.redraw(true));
+	}
+
+	destroy() {
+		this.charts.forEach((c) => c.destroy());
+		this.charts.length = 0;
+	}
+}
+
+export function mount(main, args, query) {
+	return new WorkloadView(main, args[0], query);
 }
