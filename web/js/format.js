@@ -26,7 +26,9 @@ export function tick(v, incr) {
 	const a = Math.abs(incr);
 	if (!Number.isFinite(v) || !a || Math.abs(v) >= 1e6 || a < 1e-6)
 		return num(v);
-	const d = Math.max(0, Math.min(6, -Math.floor(Math.log10(a) + 1e-9)));
+	let d = 0;   /* the decimals the increment itself has: 2.5 needs one, 0.25 two */
+	while (d < 6 && Math.abs(a * 10 ** d - Math.round(a * 10 ** d)) > 1e-6 * 10 ** d)
+		d++;
 	return v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 }
 
