@@ -59,6 +59,15 @@ def check_stored(d, report, phases):
     for x in samples(d, jid, "phase_time_s"):
         by_phase[x["phase"]] = by_phase.get(x["phase"], 0) + 1
     assert by_phase == {p: n for p in phases}, by_phase
+    # The same through the API the dashboard reads.
+    status, _, body = d.get("/api/v1/jobs/%d/series?name=samples_per_s" % jid)
+    assert status == 200, (status, body)
+    got = [p[1] for p in body["points"]]
+    assert len(got) == n and all(math.isclose(a, x["value"], rel_tol=1e-9) for a, x in zip(got, sps)), \
+        (got, [x["value"] for x in sps])
+    for phase in phases:
+        status, _, body = d.get("/api/v1/jobs/%d/series?name=phase_time_s&phase=%s" % (jid, phase))
+        assert status == 200 and len(body["points"]) == n, (phase, status, body)
     return j, sps
 
 
