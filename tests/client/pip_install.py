@@ -31,6 +31,11 @@ def run(args, **kw):
 def _():
     src = os.path.join(work, "src")
     shutil.copytree(CLIENT, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    # A distcheck source tree is read-only, and copytree keeps modes.
+    for root, dirs, files in os.walk(src):
+        for name in dirs + files + ["."]:
+            path = os.path.join(root, name)
+            os.chmod(path, os.stat(path).st_mode | 0o200)
     p = run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", "--system-site-packages", venv])
     assert p.returncode == 0, p.stdout.decode()
     p = run([python, "-m", "pip", "install", "--no-index", "--no-build-isolation", "--no-deps", src])
