@@ -267,6 +267,15 @@ with Daemon() as d:
                 assert samples(d, s.job_id) == [], "another uid's samples were stored"
                 assert job(d, s.job_id)["state"] == "running"
 
+    @tap.test("params that are not JSON at all: one warning, the job runs on")
+    def _():
+        with dlprof_log() as records:
+            with dlprof.session(workload="unit-unencodable", params={"model": object()}, url=d.url) as s:
+                steps(s, 2, phases=("lstm",))
+                assert s.job_id is None
+        warned = warnings_in(records)
+        assert len(warned) == 1 and "not JSON" in warned[0], warned
+
     @tap.test("a job ended by someone else: one warning, the job runs on")
     def _():
         with dlprof_log() as records:

@@ -56,7 +56,10 @@ class Health:
         key = (what, exc.status, exc.error)
         if key not in self._refusals:
             self._refusals.add(key)
-            log.warning("dlprof: dlprofd refused %s: %s", what, exc)
+            if exc.status == 0:
+                log.warning("dlprof: cannot send %s: %s", what, exc.detail)
+            else:
+                log.warning("dlprof: dlprofd refused %s: %s", what, exc)
 
 
 class Reporter:
@@ -87,6 +90,17 @@ class Reporter:
     def register(self):
         """Registers the job; True when it has an id."""
         try:
+            return self._register()
+        except Exception as exc:      # a bug here must not reach the job
+            self._internal_error(exc)
+            return False
+
+    def _internal_error(self, exc):
+        log.warning("dlprof: internal error, reporting stops; the job runs on: %r", exc)
+        self.disabled = True
+
+    def _register(self):
+        try:
             _, doc = self.transport.request("POST", "/api/v1/jobs", self.registration)
         except Unreachable as exc:
             self.health.failed(exc)
@@ -109,6 +123,12 @@ class Reporter:
 
     def fetch_config(self):
         """The current config of a job registered by someone else (DLPROF_JOB)."""
+        try:
+            self._fetch_config()
+        except Exception as exc:
+            self._internal_error(exc)
+
+    def _fetch_config(self):
         try:
             _, doc = self.transport.request("GET", "/api/v1/jobs/%d" % self.job_id)
         except Unreachable as exc:
@@ -162,7 +182,7 @@ class Reporter:
                 break
             with self._cycles:
                 ticket = self._asked
-            ok = self.cycle()
+            ok = self._safe_cycle()
             with self._cycles:
                 self._served = ticket
                 self._cycles.notify_all()
@@ -171,10 +191,19 @@ class Reporter:
             else:
                 delay = min(2 * delay, MAX_BACKOFF_INTERVALS * self.interval)
         try:
-            if self.cycle():
+            if self._safe_cycle() and not self.disabled:
                 self._end()
+        except Exception as exc:
+            self._internal_error(exc)
         finally:
             self.transport.close()
+
+    def _safe_cycle(self):
+        try:
+            return self.cycle()
+        except Exception as exc:
+            self._internal_error(exc)
+            return True
 
     def cycle(self):
         """Registers if needed and sends what is buffered; False on failure."""

@@ -133,7 +133,11 @@ class Transport:
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
-            data = json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+            try:
+                data = json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+            except (TypeError, ValueError) as exc:
+                # The daemon would refuse it too; say so the same way.
+                raise ApiError(0, "unencodable", "not JSON: %s" % exc) from None
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
