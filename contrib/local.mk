@@ -5,7 +5,8 @@
 
 pkglibexec_SCRIPTS = contrib/slurm/dlprof-taskprolog contrib/slurm/dlprof-epilog
 slurmexampledir = $(pkgdatadir)/slurm
-slurmexample_DATA = contrib/slurm/plugstack.conf contrib/slurm/slurm-hooks.conf
+slurmexample_DATA = contrib/slurm/plugstack.conf contrib/slurm/slurm-hooks.conf \
+	contrib/slurm/README.md
 CLEANFILES += $(pkglibexec_SCRIPTS) contrib/slurm/plugstack.conf
 
 EXTRA_DIST += \
@@ -13,6 +14,7 @@ EXTRA_DIST += \
 	contrib/slurm/dlprof-epilog.in \
 	contrib/slurm/plugstack.conf.in \
 	contrib/slurm/slurm-hooks.conf \
+	contrib/slurm/README.md \
 	contrib/slurm/dlprof_spank.c \
 	contrib/slurm/dlprof_spank.map \
 	contrib/slurm/spank_json.c \
@@ -34,11 +36,12 @@ contrib/slurm/plugstack.conf: contrib/slurm/plugstack.conf.in Makefile
 # Needs configure.ac: AC_CHECK_HEADER([slurm/spank.h]) -> AM_CONDITIONAL([HAVE_SPANK]).
 # Until then the Slurm test compiles the plugin itself.
 #if HAVE_SPANK
-#pkglib_PROGRAMS = contrib/slurm/dlprof_spank.so
+#spankdir = $(pkglibdir)
+#spank_PROGRAMS = contrib/slurm/dlprof_spank.so
 #contrib_slurm_dlprof_spank_so_SOURCES = contrib/slurm/dlprof_spank.c \
 #	contrib/slurm/spank_json.c contrib/slurm/spank_json.h tools/ctl_http.c tools/ctl_http.h
 #contrib_slurm_dlprof_spank_so_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
-#contrib_slurm_dlprof_spank_so_CFLAGS = -std=c11 $(WARN_CFLAGS) -fPIC -fvisibility=default $(CURL_CFLAGS)
+#contrib_slurm_dlprof_spank_so_CFLAGS = -std=c11 $(WARN_CFLAGS) -fPIC $(CURL_CFLAGS)
 #contrib_slurm_dlprof_spank_so_LDFLAGS = -shared \
 #	-Wl,--version-script=$(top_srcdir)/contrib/slurm/dlprof_spank.map
 #contrib_slurm_dlprof_spank_so_LDADD = $(CURL_LIBS)
