@@ -67,7 +67,8 @@ async function tick(seq) {
 		/* Hidden or gone while it ran: its answer is not news, and no next poll. */
 		if (seq !== state.seq || ctrl.signal.aborted)
 			return;
-		setLive('live', 'on');
+		/* A page with nothing left to follow (an ended job) stops polling. */
+		setLive(state.view.every ? 'live' : 'up to date', state.view.every ? 'on' : 'off');
 		main.dataset.loaded = 'true';
 		const box = main.querySelector(':scope > .refresh-error');
 		if (box)
