@@ -8,7 +8,16 @@
  * /proc/PID/stat on the machine); --perf adds reading the four software
  * perf counters per thread that the perf collector keeps open.
  *
- *   proc_loop [--passes 20] [--interval 1.0] [--scan] [--perf] PID...
+ * Two switches measure what a leaner sampler could reach on the same jobs:
+ * --keep-open opens each file once and re-reads it with pread() every pass
+ * (procfs regenerates the text on each read from offset 0), listing a
+ * job's threads again only when its thread count changes; --schedstat reads
+ * a thread's CPU time from task/TID/schedstat (nanoseconds, three numbers)
+ * instead of its stat and status; --perf-group opens a thread's four
+ * counters as one group (PERF_FORMAT_GROUP) and reads them with one read().
+ *
+ *   proc_loop [--passes 20] [--interval 1.0] [--scan] [--perf]
+ *             [--keep-open] [--schedstat] [--perf-group] PID...
  *
  * Prints one JSON object with the median CPU time of one pass, whole and
  * per part, and per job and per thread.
@@ -31,8 +40,13 @@ struct job {
 	int pid;
 	int tids[MAX_THREADS_PER_JOB];
 	int fds[MAX_THREADS_PER_JOB][NEV];   /* perf counters, -1 when not open */
+	int tfd[MAX_THREADS_PER_JOB][2];     /* --keep-open: the thread's files */
+	int stat_fd, status_fd;              /* --keep-open: the process's files */
+	long long nthreads;                  /* num_threads when last listed */
 	int ntids;
 };
+
+static int keep_open, use_schedstat, perf_group;
 
 struct pass_cost {
 	double scan, jobs, perf;             /* thread CPU seconds */
@@ -56,6 +70,35 @@ static ssize_t read_file(const char *path, char *buf, size_t len)
 	close(fd);
 	if (n >= 0)
 		buf[n] = '\0';
+	return n;
+}
+
+/*
+ * Reads path, or with --keep-open re-reads the descriptor *fd (opened on
+ * first use) from offset 0.
+ */
+static ssize_t read_kept(int *fd, const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!keep_open)
+		return read_file(path, buf, len);
+	if (*fd < 0 && (*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = pread(*fd, buf, len - 1, 0);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* num_threads, field 20 of a stat line. */
+static long long stat_threads(const char *buf)
+{
+	const char *p = strrchr(buf, ')');
+	long long n = -1;
+
+	if (p)
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %lld", &n);
 	return n;
 }
 
@@ -106,30 +149,60 @@ static void scan_all(void)
 	}
 }
 
-static void read_job(struct job *j)
+static void close_thread_fds(struct job *j)
+{
+	for (int i = 0; i < j->ntids; i++)
+		for (int k = 0; k < 2; k++)
+			if (j->tfd[i][k] >= 0) {
+				close(j->tfd[i][k]);
+				j->tfd[i][k] = -1;
+			}
+}
+
+static void read_thread(struct job *j, int i)
 {
 	char path[96], buf[4096];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", j->pid);
-	if (read_file(path, buf, sizeof(buf)) > 0)
-		sink += stat_ticks(buf);
-	snprintf(path, sizeof(path), "/proc/%d/task", j->pid);
-	j->ntids = list_ids(path, j->tids, MAX_THREADS_PER_JOB);
-	for (int i = 0; i < j->ntids; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", j->pid, j->tids[i]);
-		if (read_file(path, buf, sizeof(buf)) > 0)
-			sink += stat_ticks(buf);
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", j->pid, j->tids[i]);
-		if (read_file(path, buf, sizeof(buf)) > 0)
-			sink += (unsigned long long)(status_field(buf, "voluntary_ctxt_switches") +
-						     status_field(buf, "nonvoluntary_ctxt_switches"));
+	if (use_schedstat) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", j->pid, j->tids[i]);
+		if (read_kept(&j->tfd[i][0], path, buf, sizeof(buf)) > 0)
+			sink += strtoull(buf, NULL, 10);
+		return;
 	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", j->pid, j->tids[i]);
+	if (read_kept(&j->tfd[i][0], path, buf, sizeof(buf)) > 0)
+		sink += stat_ticks(buf);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", j->pid, j->tids[i]);
+	if (read_kept(&j->tfd[i][1], path, buf, sizeof(buf)) > 0)
+		sink += (unsigned long long)(status_field(buf, "voluntary_ctxt_switches") +
+					     status_field(buf, "nonvoluntary_ctxt_switches"));
+}
+
+static void read_job(struct job *j)
+{
+	char path[96], buf[4096];
+	long long nthreads = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", j->pid);
+	if (read_kept(&j->stat_fd, path, buf, sizeof(buf)) > 0) {
+		sink += stat_ticks(buf);
+		nthreads = stat_threads(buf);
+	}
+	/* Kept open, the thread list is listed again only when the count changes. */
+	if (!keep_open || nthreads != j->nthreads) {
+		close_thread_fds(j);
+		snprintf(path, sizeof(path), "/proc/%d/task", j->pid);
+		j->ntids = list_ids(path, j->tids, MAX_THREADS_PER_JOB);
+		j->nthreads = nthreads;
+	}
+	for (int i = 0; i < j->ntids; i++)
+		read_thread(j, i);
 	snprintf(path, sizeof(path), "/proc/%d/status", j->pid);
-	if (read_file(path, buf, sizeof(buf)) > 0)
+	if (read_kept(&j->status_fd, path, buf, sizeof(buf)) > 0)
 		sink += (unsigned long long)(strstr(buf, "Cpus_allowed_list") != NULL);
 }
 
-static int perf_open(int tid, int ev)
+static int perf_open(int tid, int ev, int group_fd)
 {
 	static const uint64_t configs[NEV] = {PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CONTEXT_SWITCHES,
 					      PERF_COUNT_SW_CPU_MIGRATIONS, PERF_COUNT_SW_PAGE_FAULTS};
@@ -140,8 +213,10 @@ static int perf_open(int tid, int ev)
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = configs[ev];
 	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	if (perf_group)
+		attr.read_format |= PERF_FORMAT_GROUP;
 	attr.exclude_hv = 1;
-	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Opens counters for threads seen for the first time (outside the timing), then reads them all. */
@@ -150,17 +225,24 @@ static void perf_prepare(struct job *j)
 	for (int i = 0; i < j->ntids; i++)
 		for (int e = 0; e < NEV; e++)
 			if (j->fds[i][e] < 0)
-				j->fds[i][e] = perf_open(j->tids[i], e);
+				j->fds[i][e] = perf_open(j->tids[i], e, perf_group && e > 0 ? j->fds[i][0] : -1);
 }
 
 static void perf_read(const struct job *j)
 {
-	uint64_t v[3];
+	uint64_t v[3 + NEV];
 
-	for (int i = 0; i < j->ntids; i++)
+	for (int i = 0; i < j->ntids; i++) {
+		if (perf_group) {
+			/* nr, time_enabled, time_running, then one value per counter. */
+			if (j->fds[i][0] >= 0 && read(j->fds[i][0], v, sizeof(v)) == (ssize_t)sizeof(v))
+				sink += v[3];
+			continue;
+		}
 		for (int e = 0; e < NEV; e++)
-			if (j->fds[i][e] >= 0 && read(j->fds[i][e], v, sizeof(v)) == (ssize_t)sizeof(v))
+			if (j->fds[i][e] >= 0 && read(j->fds[i][e], v, 3 * sizeof(v[0])) == (ssize_t)(3 * sizeof(v[0])))
 				sink += v[0];
+	}
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -194,15 +276,26 @@ int main(int argc, char **argv)
 			scan = 1;
 		else if (strcmp(argv[i], "--perf") == 0)
 			perf = 1;
+		else if (strcmp(argv[i], "--keep-open") == 0)
+			keep_open = 1;
+		else if (strcmp(argv[i], "--schedstat") == 0)
+			use_schedstat = 1;
+		else if (strcmp(argv[i], "--perf-group") == 0)
+			perf = perf_group = 1;
 		else
 			jobs[njobs++].pid = atoi(argv[i]);
 	}
 	if (njobs == 0 || passes < 1) {
-		fprintf(stderr, "usage: proc_loop [--passes N] [--interval S] [--scan] [--perf] PID...\n");
+		fprintf(stderr, "usage: proc_loop [--passes N] [--interval S] [--scan] [--perf] [--keep-open] "
+				"[--schedstat] [--perf-group] PID...\n");
 		return 2;
 	}
-	for (int i = 0; i < njobs; i++)
+	for (int i = 0; i < njobs; i++) {
 		memset(jobs[i].fds, -1, sizeof(jobs[i].fds));
+		memset(jobs[i].tfd, -1, sizeof(jobs[i].tfd));
+		jobs[i].stat_fd = jobs[i].status_fd = -1;
+		jobs[i].nthreads = -1;
+	}
 	whole = calloc((size_t)passes, sizeof(double));
 	sc = calloc((size_t)passes, sizeof(double));
 	jb = calloc((size_t)passes, sizeof(double));
