@@ -29,3 +29,7 @@ CLIENT_TESTS = \
 
 TESTS += $(CLIENT_TESTS)
 EXTRA_DIST += $(CLIENT_TESTS)
+
+# As shipped (jemalloc in the daemon), the torch jobs under the client run
+# too: the end-to-end loop is what users run.
+RELEASE_TESTS += tests/client/torch_e2e.py

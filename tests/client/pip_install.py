@@ -15,6 +15,10 @@ import textwrap
 from clientlib import CLIENT, SYSTEM_PYTHON, Daemon, Tap, job
 
 tap = Tap()
+if subprocess.call([SYSTEM_PYTHON, "-c", "import setuptools, wheel, pip"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL) != 0:
+    tap.skip("pip install", "needs Debian's python3-pip, python3-setuptools and python3-wheel")
+    tap.done()
 work = tempfile.mkdtemp(prefix="dlprof-install-")
 venv = os.path.join(work, "venv")
 python = os.path.join(venv, "bin", "python")
