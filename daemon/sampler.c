@@ -35,6 +35,7 @@
 struct sampler_col {
 	const struct collector *c;
 	void *ctx;                       /* NULL: not initialised */
+	bool probed;                     /* init tried at least once */
 	char reason[256];                /* why unavailable, or a note on what works in part */
 	bool failing;                    /* sampling failed last time */
 	double backoff_s;                /* current retry interval; 0: none */
@@ -111,6 +112,7 @@ col_try_init(struct sampler *s, struct sampler_col *sc, double mono)
 	char why[256] = "";
 
 	sc->ctx = sc->c->init(&s->env, why, sizeof(why));
+	sc->probed = true;
 	if (sc->ctx == NULL) {
 		if (strcmp(why, sc->reason) != 0 || sc->backoff_s == 0)
 			log_info("collector %s unavailable: %s", sc->c->name, why);
@@ -234,6 +236,11 @@ collectors_json_build(struct sampler *s)
 							     "reason", collector_missing_reason(*k)));
 			continue;
 		}
+		if (!s->col[i].probed) {
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", *k, "status", "starting",
+							     "reason", "being probed"));
+			continue;
+		}
 		o = json_pack("{s:s,s:s,s:s}", "name", *k, "status", s->col[i].ctx != NULL ? "available" : "unavailable",
 			      "reason", s->col[i].reason);
 		if (o != NULL && s->col[i].failing)
@@ -328,8 +335,22 @@ sampler_main(void *arg)
 {
 	struct sampler *s = arg;
 	struct timespec until;
-	double next = clock_mono_s(), interval, now;
+	double next, interval, now;
+	json_t *cols;
 
+	/*
+	 * Probing can take seconds (likwid reads the whole topology), so it runs
+	 * here, not in sampler_start: the server answers meanwhile and shows the
+	 * collectors as "starting".
+	 */
+	for (size_t i = 0; i < s->ncol; i++)
+		col_try_init(s, &s->col[i], clock_mono_s());
+	cols = collectors_json_build(s);
+	pthread_mutex_lock(&s->lock);
+	json_decref(s->pub.collectors);
+	s->pub.collectors = cols;
+	pthread_mutex_unlock(&s->lock);
+	next = clock_mono_s();
 	for (;;) {
 		tick(s);
 		pthread_mutex_lock(&s->lock);
@@ -430,9 +451,6 @@ sampler_start_with(struct app *app, const struct sampler_options *opt, const str
 	s->disc = discovery_new(app, s->proc_root);
 	if (s->disc == NULL)
 		goto fail;
-	/* Probe every collector now, so /api/v1/node is right from the first request. */
-	for (size_t i = 0; i < s->ncol; i++)
-		col_try_init(s, &s->col[i], clock_mono_s());
 	s->pub.collectors = collectors_json_build(s);
 	if ((rc = pthread_create(&s->thread, NULL, sampler_main, s)) != 0) {
 		log_warnx("%s: cannot start the sampler thread: %s", __func__, strerror(rc));

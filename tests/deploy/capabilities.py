@@ -109,8 +109,12 @@ def perf_keys(d, ext):
 
 
 def perf_available(d):
-    _, _, node = d.get("/api/v1/node")
-    return any(c.get("name") == "perf" and c.get("status") == "available" for c in node.get("collectors", []))
+    def probed():
+        _, _, node = d.get("/api/v1/node")
+        cols = node.get("collectors", [])
+        return None if any(c.get("status") == "starting" for c in cols) else cols
+    cols = wait_until(probed, timeout=60)   # the sampler probes collectors after start
+    return any(c.get("name") == "perf" and c.get("status") == "available" for c in cols)
 
 
 def main():

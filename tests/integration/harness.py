@@ -100,7 +100,7 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 class Daemon:
     """The built daemon on an ephemeral loopback port with a private state dir."""
 
-    def __init__(self, args=(), db=None, workdir=None, socket_path=True, env=None, start_timeout=20):
+    def __init__(self, args=(), db=None, workdir=None, socket_path=True, env=None, start_timeout=60):
         self.owns_workdir = workdir is None
         self.workdir = workdir or tempfile.mkdtemp(prefix="dlprof-test-")
         # Other uids (ownership tests, Slurm jobs) must reach the socket inside.

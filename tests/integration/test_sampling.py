@@ -87,8 +87,12 @@ try:
 
         @tap.test("the node lists proc, perf, papi, likwid and nvml with status and reason")
         def _():
-            status, _, node = d.get("/api/v1/node")
-            assert status == 200, status
+            def probed():
+                status, _, node = d.get("/api/v1/node")
+                assert status == 200, status
+                return None if any(c["status"] == "starting" for c in node["collectors"]) else node
+            # Collectors are probed by the sampler thread while the server already answers.
+            node = wait_until(probed, timeout=60)
             cols = {c["name"]: c for c in node["collectors"]}
             for name in ("proc", "perf", "papi", "likwid", "nvml"):
                 assert name in cols, (name, cols)

@@ -50,7 +50,7 @@ function collectors(cols) {
 		return h('p', { class: 'muted' }, 'The daemon reports no collectors.');
 	return table([
 		{ label: 'Collector', cell: (c) => c.name },
-		{ label: 'Status', cell: (c) => (c.status === 'unavailable' && !c.reason
+		{ label: 'Status', cell: (c) => (c.status === 'starting'
 			? badge('starting', 'default') : badge(c.status || '–', c.status === 'available' ? 'available' : 'unavailable')) },
 		{ label: 'Reason', wrap: true, cell: (c) => c.reason || '' },
 	], cols);
