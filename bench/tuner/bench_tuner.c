@@ -502,6 +502,9 @@ static void print_surface(const struct surface *s, struct result res[METHODS])
 			printf(" %.1f |", res[m].k3_median);
 		printf(" %.2f | %.1f%% |\n", res[m].regret, 100 * res[m].beats);
 	}
+	printf("\nAt the target budget (%d trials): tuner %.3f of the optimum, best baseline %.3f.\n", s->target_k,
+	       res[M_TUNER].share[s->target_k],
+	       fmax(res[M_RANDOM].share[s->target_k], fmax(res[M_GRID].share[s->target_k], res[M_HALVING].share[s->target_k])));
 }
 
 static double now_s(void)
