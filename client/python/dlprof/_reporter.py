@@ -71,7 +71,7 @@ class Reporter:
         self.buffer = buffer
         self.on_config = on_config
         self.registration = registration      # body of POST /api/v1/jobs, or None
-        self.job_id = job_id                   # written by this thread only
+        self.job_id = job_id                   # written by the reporter thread (before start, the job's)
         self.end_job = end_job
         self.disabled = False                  # nothing will ever be accepted
         self.health = Health(transport.endpoint)
