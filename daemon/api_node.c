@@ -42,10 +42,13 @@ static json_t *daemon_json(void)
 
 void api_node(const struct http_request *req, struct http_response *resp)
 {
-	json_t *node = node_json(req->app->node);
+	json_t *node = node_json(req->app->node), *latest = NULL;
 
 	json_object_set_new(node, "collectors",
 			    req->app->sampler ? sampler_collectors_json(req->app->sampler) : json_array());
 	json_object_set_new(node, "daemon", daemon_json());
+	/* The node's own series (job 0), so the dashboard knows what to chart. */
+	if (store_latest(req->app->store, 0, &latest) == STORE_OK)
+		json_object_set_new(node, "latest", latest);
 	http_reply_json(resp, 200, node);
 }

@@ -81,6 +81,9 @@ int store_jobs_list(struct store *st, const char *state, json_t **out);
 /* One job as a JSON object, with its trials and phases. */
 int store_job_get(struct store *st, int64_t id, json_t **out);
 
+/* The newest value of each series of a job (0: the node) as a JSON object. */
+int store_latest(struct store *st, int64_t job_id, json_t **out);
+
 /* What a write needs to know about a job, read cheaply. */
 struct job_brief {
 	int64_t id;

@@ -374,6 +374,19 @@ done:
 	return STORE_OK;
 }
 
+int store_latest(struct store *st, int64_t job_id, json_t **out)
+{
+	struct store_conn *c = store_reader(st);
+	json_t *holder = json_object();
+	int r = job_latest_json(c, job_id, holder);
+
+	store_reader_done(st, c);
+	if (r == STORE_OK)
+		*out = json_incref(json_object_get(holder, "latest"));
+	json_decref(holder);
+	return r;
+}
+
 int store_job_brief(struct store *st, int64_t id, struct job_brief *out)
 {
 	struct store_conn *c = store_reader(st);

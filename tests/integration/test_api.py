@@ -60,7 +60,7 @@ with Daemon(workdir=workdir) as d:
         status, _, node = d.get("/api/v1/node")
         assert status == 200, status
         for key in ("hostname", "hw_class", "sockets", "cores", "threads_per_core", "numa_nodes",
-                    "cpus_allowed", "cpus_allowed_list", "gpus", "collectors"):
+                    "cpus_allowed", "cpus_allowed_list", "gpus", "collectors", "latest", "daemon"):
             assert key in node, key
         assert node["cores"] >= 1 and node["cpus_allowed"] == len(os.sched_getaffinity(0)), node
         assert node["hw_class"].endswith("gpu"), node["hw_class"]
