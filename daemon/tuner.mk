@@ -48,7 +48,7 @@ BENCH_TUNER_SURFACES = \
 	bench/tuner/surfaces/torch-lstm-train-b64.csv \
 	bench/tuner/surfaces/torch-lstm-train-b8.csv
 EXTRA_DIST += bench/tuner/bench_tuner.c bench/tuner/README.md bench/tuner/make_synthetic.py \
-	bench/tuner/measure_torch.py $(BENCH_TUNER_SURFACES)
+	bench/tuner/measure_torch.py bench/tuner/recommend_latency.py $(BENCH_TUNER_SURFACES)
 CLEANFILES += bench/tuner/bench_tuner
 
 bench/tuner/bench_tuner: $(BENCH_TUNER_SRCS)
