@@ -3,15 +3,27 @@
  * here (so "--listen 127.0.0.1:0" can report the port it got, and the Unix
  * socket can be served by the same code) and handed to one MHD daemon each.
  * Per-request state (the body being received) lives in MHD's req_cls.
+ *
+ * Limits, and why each sits where it does: MHD closes idle connections
+ * (connection_timeout) and caps them per listener (max_connections); the
+ * accept policy caps connections per remote address, so one host cannot
+ * take every slot (loopback and the Unix socket are this node's own jobs and
+ * are exempt); a token bucket per client (address, or uid on the Unix
+ * socket) bounds mutating requests (429 with Retry-After); and request
+ * bodies held in memory at once share one budget (503 with Retry-After), so
+ * a thousand slow 8 MiB uploads cannot take gigabytes.
  */
 #include "server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,12 +38,31 @@
 #include "router.h"
 #include "stats.h"
 
+/* Request bodies buffered at once, all connections together: at least this, or 4 * max_body. */
+#define SERVER_BODY_BUDGET_MIN (64u * 1024 * 1024)
+#define RATE_SLOTS 1024          /* clients tracked by the rate limiter; a power of two */
+#define RATE_PROBE 8             /* slots looked at per client before evicting the stalest */
+
 struct listener {
 	struct server *srv;
 	struct MHD_Daemon *mhd;
 	int fd;
 	bool unix_socket;
 	char name[128];            /* for logs */
+};
+
+/* Open connections of one remote address. */
+struct ip_count {
+	int family;                /* AF_INET, AF_INET6; 0: free slot */
+	unsigned char addr[16];
+	unsigned count;
+};
+
+/* A token bucket of one client. */
+struct rate_bucket {
+	char key[64];              /* the address, or "uid N" on the Unix socket; "" free */
+	double tokens;
+	double stamp;              /* monotonic seconds of the last refill */
 };
 
 struct server {
@@ -44,13 +75,26 @@ struct server {
 	pthread_mutex_t access_lock;  /* guards token and read_access */
 	char *token;
 	char read_access[8];
+
+	_Atomic size_t body_bytes;    /* buffered request bodies, all connections */
+	size_t body_budget;
+
+	pthread_mutex_t ip_lock;      /* guards ips */
+	struct ip_count *ips;         /* nips slots: enough for every connection */
+	size_t nips;
+	unsigned per_ip_limit;        /* 0: none */
+
+	pthread_mutex_t rate_lock;    /* guards buckets */
+	struct rate_bucket *buckets;  /* RATE_SLOTS; NULL: no rate limit */
+	double rate, burst;
 };
 
 /* What one request accumulates between MHD's calls. */
 struct request_state {
 	char *body;
-	size_t len, cap;
+	size_t len, cap;           /* cap bytes are charged to the body budget */
 	bool too_large;
+	bool over_budget;
 	struct timespec start;
 };
 
@@ -183,6 +227,276 @@ static int unix_listen(const char *path, struct listener *l)
 	return 0;
 }
 
+/* ---- access ---- */
+
+bool server_token_equal(const char *given, const char *secret)
+{
+	size_t lg = strlen(given), ls = strlen(secret);
+	unsigned char diff = (unsigned char)(lg != ls);
+
+	if (ls == 0)
+		return false;   /* no token configured: nothing matches */
+	/* Always walks the secret's full length, whatever the guess. */
+	for (size_t i = 0; i < ls; i++)
+		diff |= (unsigned char)(secret[i] ^ (i < lg ? given[i] : 0));
+	return diff == 0;
+}
+
+bool server_access_check(enum route_access access, const struct http_peer *peer, const char *read_access,
+			 struct http_response *resp)
+{
+	bool local = peer->loopback || peer->unix_socket;
+
+	if (access == ACCESS_MUTATE) {
+		if (local || peer->token_ok)
+			return true;
+		http_reply_error(resp, 403, "forbidden",
+				 "changes are accepted from this node (loopback or the Unix socket) or with "
+				 "the configured bearer token");
+		return false;
+	}
+	/* An unknown setting grants nothing beyond this node: fail closed. */
+	if (strcmp(read_access, "any") == 0 || local || (strcmp(read_access, "token") == 0 && peer->token_ok))
+		return true;
+	http_reply_error(resp, 403, "forbidden", "reads are limited to %s clients by read_access",
+			 strcmp(read_access, "token") == 0 ? "local or token-bearing" : "local");
+	return false;
+}
+
+/* ---- peers ---- */
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/* Who is calling; key names the client for the rate limiter (no port: one host, one bucket). */
+static void fill_peer(struct listener *l, struct MHD_Connection *conn, struct http_peer *peer, char *key,
+		      size_t key_len)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	memset(peer, 0, sizeof(*peer));
+	snprintf(key, key_len, "unknown");
+	if (l->unix_socket) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		peer->unix_socket = true;
+		snprintf(peer->addr, sizeof(peer->addr), "unix");
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci && getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+			peer->has_uid = true;
+			peer->uid = cred.uid;
+			snprintf(peer->addr, sizeof(peer->addr), "unix:uid=%u", (unsigned)cred.uid);
+			snprintf(key, key_len, "uid %u", (unsigned)cred.uid);
+		}
+	} else if ((ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS))) {
+		const struct sockaddr *sa = ci->client_addr;
+		char host[INET6_ADDRSTRLEN] = "?";
+		format_addr(sa, peer->addr, sizeof(peer->addr));
+		peer->loopback = is_loopback(sa);
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, host, sizeof(host));
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, host, sizeof(host));
+		snprintf(key, key_len, "%s", host);
+	}
+}
+
+/* ---- connections per remote address ---- */
+
+/* The address of a remote TCP peer as a key; false for loopback and anything else. */
+static bool remote_key(const struct sockaddr *sa, int *family, unsigned char addr[16])
+{
+	if (!sa || is_loopback(sa))
+		return false;
+	memset(addr, 0, 16);
+	*family = sa->sa_family;
+	if (sa->sa_family == AF_INET)
+		memcpy(addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	else
+		return false;
+	return true;
+}
+
+/* The slot of an address, or (create) a free one; NULL if none.  Under ip_lock. */
+static struct ip_count *ip_slot(struct server *srv, int family, const unsigned char addr[16], bool create)
+{
+	struct ip_count *free_slot = NULL;
+
+	for (size_t i = 0; i < srv->nips; i++) {
+		struct ip_count *c = &srv->ips[i];
+		if (c->family == family && memcmp(c->addr, addr, 16) == 0)
+			return c;
+		if (c->family == 0 && !free_slot)
+			free_slot = c;
+	}
+	if (create && free_slot) {
+		free_slot->family = family;
+		memcpy(free_slot->addr, addr, 16);
+		free_slot->count = 0;
+	}
+	return create ? free_slot : NULL;
+}
+
+/* MHD's accept policy: a remote address already holding its share of connections is refused. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct server *srv = ((struct listener *)cls)->srv;
+	unsigned char key[16];
+	struct ip_count *c;
+	bool ok = true;
+	int family;
+
+	(void)addrlen;
+	if (!srv->per_ip_limit || !remote_key(addr, &family, key))
+		return MHD_YES;
+	pthread_mutex_lock(&srv->ip_lock);
+	c = ip_slot(srv, family, key, false);
+	ok = !c || c->count < srv->per_ip_limit;
+	pthread_mutex_unlock(&srv->ip_lock);
+	if (!ok) {
+		char who[64];
+		format_addr(addr, who, sizeof(who));
+		log_debug("http: %s holds %u connections already; refused", who, srv->per_ip_limit);
+	}
+	return ok ? MHD_YES : MHD_NO;
+}
+
+/* Counts a remote address's connections as MHD opens and closes them. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct server *srv = ((struct listener *)cls)->srv;
+	struct ip_count *c = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		unsigned char key[16];
+		int family;
+		if (!srv->per_ip_limit || !ci || !remote_key(ci->client_addr, &family, key))
+			return;
+		pthread_mutex_lock(&srv->ip_lock);
+		c = ip_slot(srv, family, key, true);
+		if (c)
+			c->count++;
+		pthread_mutex_unlock(&srv->ip_lock);
+		*socket_context = c;
+	} else if (c) {
+		pthread_mutex_lock(&srv->ip_lock);
+		if (--c->count == 0)
+			c->family = 0;
+		pthread_mutex_unlock(&srv->ip_lock);
+		*socket_context = NULL;
+	}
+}
+
+/* ---- rate of mutating requests per client ---- */
+
+static double monotonic_s(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/*
+ * Takes a token from key's bucket: 0 when granted, else the seconds until
+ * one is due.  A client not seen for a while has a full bucket, so evicting
+ * the stalest of the probed slots for a newcomer loses nothing but under a
+ * flood of distinct clients.
+ */
+static double rate_take(struct server *srv, const char *key)
+{
+	double now = monotonic_s(), wait = 0;
+	uint32_t h = fnv1a(key);
+	struct rate_bucket *b = NULL, *stalest = NULL;
+
+	pthread_mutex_lock(&srv->rate_lock);
+	for (uint32_t i = 0; i < RATE_PROBE && !b; i++) {
+		struct rate_bucket *s = &srv->buckets[(h + i) & (RATE_SLOTS - 1)];
+		if (strcmp(s->key, key) == 0)
+			b = s;
+		else if (!stalest || (stalest->key[0] && (!s->key[0] || s->stamp < stalest->stamp)))
+			stalest = s;
+	}
+	if (!b) {
+		b = stalest;
+		snprintf(b->key, sizeof(b->key), "%s", key);
+		b->tokens = srv->burst;
+		b->stamp = now;
+	}
+	b->tokens = fmin(srv->burst, b->tokens + (now - b->stamp) * srv->rate);
+	b->stamp = now;
+	if (b->tokens >= 1)
+		b->tokens -= 1;
+	else
+		wait = (1 - b->tokens) / srv->rate;
+	pthread_mutex_unlock(&srv->rate_lock);
+	return wait;
+}
+
+/* ---- request bodies ---- */
+
+/* Charges n bytes to the budget of buffered bodies; false (nothing charged) when over it. */
+static bool body_charge(struct server *srv, size_t n)
+{
+	size_t before = atomic_fetch_add(&srv->body_bytes, n);
+
+	if (before + n <= srv->body_budget)
+		return true;
+	atomic_fetch_sub(&srv->body_bytes, n);
+	return false;
+}
+
+/* Appends a chunk of the body; -1 when out of memory.  Sets the flags that turn into 413 or 503. */
+static int body_append(struct server *srv, struct request_state *rs, const char *data, size_t n)
+{
+	if (rs->too_large || rs->over_budget)
+		return 0;   /* keep reading, then answer */
+	if (rs->len + n > srv->max_body) {
+		rs->too_large = true;
+		return 0;
+	}
+	if (rs->len + n + 1 > rs->cap) {
+		size_t cap = rs->cap ? rs->cap : 4096;
+		char *b;
+		while (cap < rs->len + n + 1)
+			cap *= 2;
+		if (!body_charge(srv, cap - rs->cap)) {
+			rs->over_budget = true;
+			return 0;
+		}
+		b = realloc(rs->body, cap);
+		if (!b) {
+			atomic_fetch_sub(&srv->body_bytes, cap - rs->cap);
+			return -1;
+		}
+		rs->body = b;
+		rs->cap = cap;
+	}
+	memcpy(rs->body + rs->len, data, n);
+	rs->len += n;
+	rs->body[rs->len] = '\0';
+	return 0;
+}
+
 /* ---- requests ---- */
 
 static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
@@ -196,77 +510,6 @@ static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const c
 	req->query[req->nquery].value = value;
 	req->nquery++;
 	return MHD_YES;
-}
-
-static bool constant_time_equal(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char diff = (unsigned char)(la != lb);
-
-	/* Always walks the secret's full length, whatever the guess. */
-	for (size_t i = 0; i < lb; i++)
-		diff |= (unsigned char)(b[i] ^ (i < la ? a[i] : 0));
-	return diff == 0;
-}
-
-static void fill_peer(struct listener *l, struct MHD_Connection *conn, struct http_peer *peer)
-{
-	struct server *srv = l->srv;
-	const union MHD_ConnectionInfo *ci;
-	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-
-	memset(peer, 0, sizeof(*peer));
-	if (l->unix_socket) {
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-		peer->unix_socket = true;
-		snprintf(peer->addr, sizeof(peer->addr), "unix");
-		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-		if (ci && getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-			peer->has_uid = true;
-			peer->uid = cred.uid;
-			snprintf(peer->addr, sizeof(peer->addr), "unix:uid=%u", (unsigned)cred.uid);
-		}
-	} else if ((ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS))) {
-		const struct sockaddr *sa = ci->client_addr;
-		format_addr(sa, peer->addr, sizeof(peer->addr));
-		if (sa->sa_family == AF_INET)
-			peer->loopback = (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-		else if (sa->sa_family == AF_INET6) {
-			const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-			peer->loopback = IN6_IS_ADDR_LOOPBACK(a) ||
-					 (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-		}
-	}
-	pthread_mutex_lock(&srv->access_lock);
-	if (auth && srv->token[0] && strncmp(auth, "Bearer ", 7) == 0)
-		peer->token_ok = constant_time_equal(auth + 7, srv->token);
-	pthread_mutex_unlock(&srv->access_lock);
-}
-
-/* Whether peer may call a route; fills resp with 403 when not. */
-static bool access_allowed(struct server *srv, const struct route *r, const struct http_peer *peer,
-			   struct http_response *resp)
-{
-	bool local = peer->loopback || peer->unix_socket;
-	char read_access[8];
-
-	if (r->access == ACCESS_MUTATE) {
-		if (local || peer->token_ok)
-			return true;
-		http_reply_error(resp, 403, "forbidden",
-				 "changes are accepted from this node (loopback or the Unix socket) or with "
-				 "the configured bearer token");
-		return false;
-	}
-	pthread_mutex_lock(&srv->access_lock);
-	memcpy(read_access, srv->read_access, sizeof(read_access));
-	pthread_mutex_unlock(&srv->access_lock);
-	if (strcmp(read_access, "any") == 0 || local || (strcmp(read_access, "token") == 0 && peer->token_ok))
-		return true;
-	http_reply_error(resp, 403, "forbidden", "reads are limited to %s clients by read_access",
-			 strcmp(read_access, "local") == 0 ? "local" : "local or token-bearing");
-	return false;
 }
 
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_response *resp)
@@ -289,14 +532,57 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_re
 	return ret;
 }
 
+/* 429 when the client's bucket is empty; false then. */
+static bool rate_allowed(struct server *srv, const char *key, struct http_response *resp)
+{
+	char retry[24];
+	double wait;
+
+	if (!srv->buckets || (wait = rate_take(srv, key)) <= 0)
+		return true;
+	snprintf(retry, sizeof(retry), "%.0f", fmax(1, ceil(wait)));
+	http_reply_error(resp, 429, "rate_limited",
+			 "%s sent more than %g changes per second (bursts of %g); retry after %s s", key, srv->rate,
+			 srv->burst, retry);
+	http_add_header(resp, "Retry-After", retry);
+	return false;
+}
+
+static void route_request(struct server *srv, struct http_request *req, const char *key,
+			  const char *read_access, struct http_response *resp, const struct route **matched)
+{
+	const struct route *r;
+	char allow[64];
+	int status = 404;
+
+	r = router_match(dlprof_routes, req->method, req->path, req, &status, allow, sizeof(allow));
+	*matched = r;
+	if (!r) {
+		if (status == 405) {
+			http_reply_error(resp, 405, "method_not_allowed", "%s is not allowed on %s; use %s",
+					 req->method, req->path, allow);
+			http_add_header(resp, "Allow", allow);
+		} else {
+			http_reply_error(resp, 404, "not_found", "no such path: %s", req->path);
+		}
+		return;
+	}
+	if (!server_access_check(r->access, &req->peer, read_access, resp))
+		return;
+	if (r->access == ACCESS_MUTATE && !rate_allowed(srv, key, resp))
+		return;
+	r->handler(req, resp);
+	if (resp->status == 0)
+		http_reply_error(resp, 500, "internal", "the handler gave no answer");
+}
+
 static void dispatch(struct listener *l, struct MHD_Connection *conn, const char *url, const char *method,
 		     struct request_state *rs, struct http_response *resp, const struct route **matched)
 {
 	struct server *srv = l->srv;
 	struct http_request req;
-	const struct route *r;
-	char allow[64];
-	int status = 404;
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	char read_access[8], key[64];
 
 	memset(&req, 0, sizeof(req));
 	req.method = method;
@@ -305,30 +591,19 @@ static void dispatch(struct listener *l, struct MHD_Connection *conn, const char
 	req.body_len = rs->len;
 	req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	req.app = srv->app;
-	fill_peer(l, conn, &req.peer);
+	fill_peer(l, conn, &req.peer, key, sizeof(key));
+	pthread_mutex_lock(&srv->access_lock);
+	if (auth && strncmp(auth, "Bearer ", 7) == 0)
+		req.peer.token_ok = server_token_equal(auth + 7, srv->token);
+	memcpy(read_access, srv->read_access, sizeof(read_access));
+	pthread_mutex_unlock(&srv->access_lock);
 	if (MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_query, &req) < 0 ||
 	    req.nquery == HTTP_MAX_QUERY_ARGS) {
 		http_reply_error(resp, 400, "bad_request", "too many query arguments (at most %d)",
 				 HTTP_MAX_QUERY_ARGS - 1);
 		return;
 	}
-	r = router_match(dlprof_routes, method, url, &req, &status, allow, sizeof(allow));
-	*matched = r;
-	if (!r) {
-		if (status == 405) {
-			http_reply_error(resp, 405, "method_not_allowed", "%s is not allowed on %s; use %s",
-					 method, url, allow);
-			http_add_header(resp, "Allow", allow);
-		} else {
-			http_reply_error(resp, 404, "not_found", "no such path: %s", url);
-		}
-		return;
-	}
-	if (!access_allowed(srv, r, &req.peer, resp))
-		return;
-	r->handler(&req, resp);
-	if (resp->status == 0)
-		http_reply_error(resp, 500, "internal", "the handler gave no answer");
+	route_request(srv, &req, key, read_access, resp, matched);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -336,6 +611,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  size_t *upload_data_size, void **req_cls)
 {
 	struct listener *l = cls;
+	struct server *srv = l->srv;
 	struct request_state *rs = *req_cls;
 	struct http_response resp = {0};
 	const struct route *matched = NULL;
@@ -353,31 +629,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (*upload_data_size > 0) {
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
-		if (rs->too_large || rs->len + n > l->srv->max_body) {
-			rs->too_large = true;   /* keep reading, then answer 413 */
-			return MHD_YES;
-		}
-		if (rs->len + n + 1 > rs->cap) {
-			size_t cap = rs->cap ? rs->cap : 4096;
-			while (cap < rs->len + n + 1)
-				cap *= 2;
-			char *b = realloc(rs->body, cap);
-			if (!b)
-				return MHD_NO;
-			rs->body = b;
-			rs->cap = cap;
-		}
-		memcpy(rs->body + rs->len, upload_data, n);
-		rs->len += n;
-		rs->body[rs->len] = '\0';
-		return MHD_YES;
+		return body_append(srv, rs, upload_data, n) < 0 ? MHD_NO : MHD_YES;
 	}
-	if (rs->too_large)
+	if (rs->too_large) {
 		http_reply_error(&resp, 413, "too_large", "the body is larger than the limit of %zu bytes",
-				 l->srv->max_body);
-	else
+				 srv->max_body);
+	} else if (rs->over_budget) {
+		http_reply_error(&resp, 503, "busy", "request bodies held in memory exceed %zu MiB; retry shortly",
+				 srv->body_budget >> 20);
+		http_add_header(&resp, "Retry-After", "1");
+	} else {
 		dispatch(l, conn, url, method, rs, &resp, &matched);
-	stats_count_request(l->srv->app->stats, matched, resp.status, elapsed_s(&rs->start));
+	}
+	stats_count_request(srv->app->stats, matched, resp.status, elapsed_s(&rs->start));
 	log_debug("%s %s %s -> %d", l->name, method, url, resp.status);
 	ret = send_response(conn, &resp);
 	http_response_clear(&resp);
@@ -387,12 +651,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct listener *l = cls;
 	struct request_state *rs = *req_cls;
 
-	(void)cls;
 	(void)conn;
 	(void)toe;
 	if (rs) {
+		atomic_fetch_sub(&l->srv->body_bytes, rs->cap);
 		free(rs->body);
 		free(rs);
 		*req_cls = NULL;
@@ -418,12 +683,13 @@ static int listener_start(struct server *srv, struct listener *l, const struct s
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 
 	l->srv = srv;
-	l->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,
+	l->mhd = MHD_start_daemon(flags, 0, on_accept, l, on_request, l,
 				  MHD_OPTION_LISTEN_SOCKET, l->fd,
 				  MHD_OPTION_THREAD_POOL_SIZE, opt->threads ? opt->threads : 4u,
 				  MHD_OPTION_CONNECTION_LIMIT, opt->max_connections ? opt->max_connections : 1024u,
 				  MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout_s ? opt->connection_timeout_s : 30u,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
+				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
 				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 				  MHD_OPTION_END);
 	if (!l->mhd) {
@@ -431,6 +697,28 @@ static int listener_start(struct server *srv, struct listener *l, const struct s
 		return -1;
 	}
 	log_info("listening on %s", l->name);
+	return 0;
+}
+
+/* The limits of server.h; 0 from the caller means none. */
+static int limits_init(struct server *srv, const struct server_options *opt)
+{
+	unsigned per_listener = opt->max_connections ? opt->max_connections : 1024u;
+
+	srv->body_budget = opt->max_body * 4 > SERVER_BODY_BUDGET_MIN ? opt->max_body * 4 : SERVER_BODY_BUDGET_MIN;
+	srv->per_ip_limit = opt->max_connections_per_ip;
+	if (srv->per_ip_limit) {
+		/* One slot per connection MHD may hold on the TCP listeners, and a few it accepts past them. */
+		srv->nips = (size_t)per_listener * (size_t)(opt->nlisten > 0 ? opt->nlisten : 1) + 64;
+		if (!(srv->ips = calloc(srv->nips, sizeof(*srv->ips))))
+			return -1;
+	}
+	if (opt->ingest_rate > 0) {
+		srv->rate = opt->ingest_rate;
+		srv->burst = opt->ingest_burst >= 1 ? opt->ingest_burst : fmax(1, opt->ingest_rate);
+		if (!(srv->buckets = calloc(RATE_SLOTS, sizeof(*srv->buckets))))
+			return -1;
+	}
 	return 0;
 }
 
@@ -443,8 +731,14 @@ struct server *server_start(struct app *app, const struct server_options *opt)
 	srv->app = app;
 	srv->max_body = opt->max_body;
 	pthread_mutex_init(&srv->access_lock, NULL);
+	pthread_mutex_init(&srv->ip_lock, NULL);
+	pthread_mutex_init(&srv->rate_lock, NULL);
 	srv->token = strdup("");
 	snprintf(srv->read_access, sizeof(srv->read_access), "any");
+	if (!srv->token || limits_init(srv, opt) < 0) {
+		log_warnx("%s: out of memory", __func__);
+		goto fail;
+	}
 	for (int i = 0; i < opt->nlisten && i < 8; i++) {
 		struct listener *l = &srv->listeners[srv->nlisteners];
 		l->fd = -1;
@@ -527,6 +821,10 @@ void server_stop(struct server *srv)
 		free(srv->socket_path);
 	}
 	pthread_mutex_destroy(&srv->access_lock);
+	pthread_mutex_destroy(&srv->ip_lock);
+	pthread_mutex_destroy(&srv->rate_lock);
+	free(srv->ips);
+	free(srv->buckets);
 	free(srv->token);
 	free(srv);
 }

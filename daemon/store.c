@@ -227,7 +227,33 @@ static int store_pragma_int(struct store_conn *c, const char *sql, int *out)
 	return STORE_OK;
 }
 
-/* Refuses foreign files and databases written by a newer dlprofd. */
+/*
+ * Reads every page of an existing database once (PRAGMA quick_check) before
+ * anything is written: a corrupt file is refused as it is, never
+ * "repaired" by a write or a checkpoint.  Costs a pass over the file at
+ * start only.
+ */
+static int store_check_pages(struct store_conn *c, const char *path)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(c->db, "PRAGMA quick_check(1)", -1, &s, NULL);
+	char first[200] = "";
+
+	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW && sqlite3_column_text(s, 0))
+		snprintf(first, sizeof(first), "%s", (const char *)sqlite3_column_text(s, 0));
+	if (rc != SQLITE_ROW)
+		snprintf(first, sizeof(first), "%s", sqlite3_errmsg(c->db));
+	sqlite3_finalize(s);
+	if (strcmp(first, "ok") == 0)
+		return 0;
+	for (char *p = first; *p; p++)
+		if (*p == '\n')
+			*p = ' ';   /* one log line */
+	log_warnx("store: %s is corrupt (%s); refusing to touch it: move it away or restore a copy", path, first);
+	return -1;
+}
+
+/* Refuses foreign and corrupt files, and databases written by a newer dlprofd. */
 static int store_check_identity(struct store_conn *c, const char *path, int *version)
 {
 	int app_id = 0, tables = 0;
@@ -248,7 +274,7 @@ static int store_check_identity(struct store_conn *c, const char *path, int *ver
 			  path, *version, store_schema_version());
 		return -1;
 	}
-	return 0;
+	return tables > 0 ? store_check_pages(c, path) : 0;
 }
 
 static int store_migrate(struct store_conn *c, int from)
@@ -335,9 +361,16 @@ struct store *store_open(const char *path, const struct store_options *opt)
 	st->reader_busy = calloc((size_t)st->nreaders, sizeof(*st->reader_busy));
 	if (!st->readers || !st->reader_busy)
 		goto fail;
-	for (int i = 0; i < st->nreaders; i++)
-		if (store_conn_open(&st->readers[i], path, true) < 0)
+	for (int i = 0; i < st->nreaders; i++) {
+		int schema;
+		/*
+		 * One read now opens the WAL and its index, which SQLite does on
+		 * first use: readers then keep working if the files vanish later.
+		 */
+		if (store_conn_open(&st->readers[i], path, true) < 0 ||
+		    store_pragma_int(&st->readers[i], "PRAGMA schema_version", &schema) != STORE_OK)
 			goto fail;
+	}
 
 	if (pthread_create(&st->thread, NULL, store_writer_main, st) != 0) {
 		log_warnx("%s: cannot start the writer thread", __func__);
@@ -392,29 +425,54 @@ static int store_run_op(struct store_conn *c, struct store_op *op)
 	return r;
 }
 
+/*
+ * A database file removed or replaced under the daemon (its directory
+ * deleted, say) would take every later commit into an unlinked inode:
+ * acknowledged, then lost.  Checked before each batch; why gets the reason.
+ */
+static int store_check_moved(struct store *st, char *why, size_t why_len)
+{
+	int moved = 0;
+
+	if (sqlite3_file_control(st->writer.db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved) {
+		snprintf(why, why_len, "the database file %s was removed or replaced", st->path);
+		return STORE_EIO;
+	}
+	return STORE_OK;
+}
+
 /* Runs one batch in one transaction; every op gets its result. */
 static void store_run_batch(struct store *st, struct store_op *batch)
 {
 	struct store_conn *c = &st->writer;
-	int status = store_exec(c, sql_begin);
+	char why[256] = "";
+	int status = store_check_moved(st, why, sizeof(why));
 
+	if (status == STORE_OK)
+		status = store_exec(c, sql_begin);
 	for (struct store_op *op = batch; op; op = op->next)
-		op->result = status == STORE_OK ? store_run_op(c, op) : STORE_EIO;
+		op->result = status == STORE_OK ? store_run_op(c, op) : status;
 	if (status == STORE_OK) {
 		status = store_exec(c, sql_commit);
 		if (status != STORE_OK) {
+			/* The reason, before ROLLBACK replaces the connection's message. */
+			snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
 			sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
 			for (struct store_op *op = batch; op; op = op->next)
 				if (op->result == STORE_OK)
 					op->result = status;
 		}
 	}
+	if (status != STORE_OK && why[0] == '\0')
+		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
 
 	pthread_mutex_lock(&st->lock);
 	if (status != STORE_OK && st->write_status == STORE_OK)
-		snprintf(st->write_error, sizeof(st->write_error), "%s", sqlite3_errmsg(c->db));
+		log_warnx("store: writes fail, retried with each new write: %s", why);
 	else if (status == STORE_OK && st->write_status != STORE_OK)
 		log_info("store: writes succeed again");
+	if (status != STORE_OK)
+		snprintf(st->write_error, sizeof(st->write_error), "%s", why);
 	st->write_status = status;
 	for (struct store_op *op = batch; op;) {
 		struct store_op *next = op->next;

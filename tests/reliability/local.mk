@@ -1,1 +1,24 @@
 # Reliability suites: crash safety, storage faults, limits, load; owned by the reliability work.
+#
+# Python TAP suites on tests/integration/harness.py (through common.py);
+# the ones that mount a tmpfs or create network namespaces skip with the
+# reason when not run as root.  bench/soak and bench/load are the
+# hand-run tools behind test_soak.py and test_load.py.
+
+RELIABILITY_PY_TESTS = \
+	tests/reliability/test_malformed.py \
+	tests/reliability/test_crash.py \
+	tests/reliability/test_storage.py \
+	tests/reliability/test_limits.py \
+	tests/reliability/test_remote.py
+TESTS += $(RELIABILITY_PY_TESTS)
+EXTRA_DIST += tests/reliability/common.py $(RELIABILITY_PY_TESTS)
+
+# The access rule and token comparison of server.c, as a unit.
+if HAVE_CMOCKA
+check_PROGRAMS += tests/reliability/test_access
+TESTS += tests/reliability/test_access
+tests_reliability_test_access_SOURCES = tests/reliability/test_access.c
+tests_reliability_test_access_CFLAGS = $(UNIT_CFLAGS) $(MHD_CFLAGS)
+tests_reliability_test_access_LDADD = $(UNIT_LDADD)
+endif
