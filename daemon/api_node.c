@@ -21,6 +21,10 @@ void api_healthz(const struct http_request *req, struct http_response *resp)
 		http_add_header(resp, "Retry-After", "5");
 		return;
 	}
+	if (req->app->sampler && !sampler_alive(req->app->sampler)) {
+		http_reply_error(resp, 503, "sampler_stalled", "the sampler thread has not finished a pass recently");
+		return;
+	}
 	http_reply_text(resp, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3);
 }
 

@@ -6,6 +6,8 @@
  * cut off, store last, so every acknowledged write is flushed).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -171,21 +173,63 @@ static void daemon_reload(struct daemon *d)
 	log_info("reload: configuration %s applied", fresh->config_path);
 }
 
+/*
+ * The write end of the self-pipe that signal handlers write to: the one
+ * place a handler can safely reach, hence a file-scope variable.
+ */
+static int signal_pipe_w = -1;
+
+static void on_signal(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	int saved = errno;
+	ssize_t w = write(signal_pipe_w, &b, 1);
+
+	(void)w;
+	errno = saved;
+}
+
+/*
+ * Handlers rather than sigwait: a library may unblock signals in a thread it
+ * runs in (collectors' init does), and a handler still routes the signal to
+ * the main loop whichever thread takes it.  Other threads start with the
+ * signals blocked; main unblocks them once everything is up.
+ */
+static int signals_install(int pipe_fds[2], sigset_t *set)
+{
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+
+	if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+		log_warn("%s: pipe2", __func__);
+		return -1;
+	}
+	signal_pipe_w = pipe_fds[1];
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	return 0;
+}
+
 /* Waits for signals; returns when asked to stop. */
-static void daemon_wait(struct daemon *d, const sigset_t *set)
+static void daemon_wait(struct daemon *d, int signal_fd)
 {
 	double wd = watchdog_period();
-	struct timespec tick = {.tv_sec = 1};
+	int timeout_ms = wd > 0 ? (int)(wd * 1000 / 2) : 1000;
 
-	if (wd > 0) {
-		double half = wd / 2;
-		tick.tv_sec = (time_t)half;
-		tick.tv_nsec = (long)((half - (double)tick.tv_sec) * 1e9);
-	}
 	for (;;) {
-		int sig = sigtimedwait(set, NULL, &tick);
-		if (sig < 0) {
-			if (errno == EAGAIN && wd > 0)
+		struct pollfd pfd = {.fd = signal_fd, .events = POLLIN};
+		unsigned char sig;
+
+		if (poll(&pfd, 1, timeout_ms) <= 0 || read(signal_fd, &sig, 1) != 1) {
+			/* Only a daemon whose sampler still ticks tells systemd it is alive. */
+			if (wd > 0 && sampler_alive(d->app.sampler))
 				notify("WATCHDOG=1");
 			continue;
 		}
@@ -203,6 +247,7 @@ static void daemon_wait(struct daemon *d, const sigset_t *set)
 int main(int argc, char **argv)
 {
 	struct daemon d = {.argc = argc, .argv = argv};
+	int pipe_fds[2] = {-1, -1};
 	sigset_t set;
 	int rc = 0;
 
@@ -215,23 +260,20 @@ int main(int argc, char **argv)
 		break;
 	}
 	apply_log_level(d.cfg);
-	/* Block before any thread starts, so only the main thread takes them. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	if (daemon_start(&d) < 0) {
+	if (signals_install(pipe_fds, &set) < 0 || daemon_start(&d) < 0) {
 		log_err("dlprofd: cannot start; see the messages above");
 		rc = 1;
 	} else {
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 		notify("READY=1");
-		daemon_wait(&d, &set);
+		daemon_wait(&d, pipe_fds[0]);
 		notify("STOPPING=1");
 	}
 	daemon_stop(&d);
+	if (pipe_fds[0] >= 0) {
+		close(pipe_fds[0]);
+		close(pipe_fds[1]);
+	}
 	if (rc == 0)
 		log_info("dlprofd stopped");
 	return rc;

@@ -69,6 +69,7 @@ struct sampler {
 	struct sample *batch;            /* scratch for the store */
 	size_t batch_cap;
 	unsigned long long ticks;
+	double progress_mono;            /* under lock: when the thread last got somewhere */
 	double cpu_total_s;
 	struct sampler_pub pub;          /* under lock */
 };
@@ -292,6 +293,7 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 	snap.last_tick_wall_s = tick_wall;
 	snap.threads = threads;
 	pthread_mutex_lock(&s->lock);
+	s->progress_mono = clock_mono_s();
 	sampler_snapshot_free(&s->pub.snap);
 	s->pub.snap = snap;
 	json_decref(s->pub.collectors);
@@ -330,6 +332,29 @@ tick(struct sampler *s)
 	free(cost);
 }
 
+static void
+mark_progress(struct sampler *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->progress_mono = clock_mono_s();
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool
+sampler_alive(struct sampler *s)
+{
+	double age, limit;
+
+	if (s == NULL)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	age = clock_mono_s() - s->progress_mono;
+	/* A probe (likwid, PAPI) may take many seconds on a loaded node. */
+	limit = s->interval_s * 5 > 30 ? s->interval_s * 5 : 30;
+	pthread_mutex_unlock(&s->lock);
+	return age < limit;
+}
+
 static void *
 sampler_main(void *arg)
 {
@@ -343,8 +368,15 @@ sampler_main(void *arg)
 	 * here, not in sampler_start: the server answers meanwhile and shows the
 	 * collectors as "starting".
 	 */
-	for (size_t i = 0; i < s->ncol; i++)
+	for (size_t i = 0; i < s->ncol; i++) {
+		pthread_mutex_lock(&s->lock);
+		bool stop = s->stop;
+		pthread_mutex_unlock(&s->lock);
+		if (stop)
+			return NULL;
+		mark_progress(s);
 		col_try_init(s, &s->col[i], clock_mono_s());
+	}
 	cols = collectors_json_build(s);
 	pthread_mutex_lock(&s->lock);
 	json_decref(s->pub.collectors);
@@ -452,6 +484,7 @@ sampler_start_with(struct app *app, const struct sampler_options *opt, const str
 	if (s->disc == NULL)
 		goto fail;
 	s->pub.collectors = collectors_json_build(s);
+	s->progress_mono = clock_mono_s();
 	if ((rc = pthread_create(&s->thread, NULL, sampler_main, s)) != 0) {
 		log_warnx("%s: cannot start the sampler thread: %s", __func__, strerror(rc));
 		goto fail;
@@ -467,11 +500,23 @@ sampler_stop(struct sampler *s)
 {
 	if (s == NULL)
 		return;
+	struct timespec deadline;
+
 	pthread_mutex_lock(&s->lock);
 	s->stop = true;
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
-	pthread_join(s->thread, NULL);
+	/*
+	 * A collector's init (PAPI, likwid) cannot be interrupted and may take
+	 * seconds on a loaded node; shutdown must not wait for it.  A thread
+	 * still inside one is left to the process's exit, with its memory.
+	 */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 3;
+	if (pthread_timedjoin_np(s->thread, NULL, &deadline) != 0) {
+		log_warnx("sampler: still probing a collector; not waiting for it");
+		return;
+	}
 	sampler_free(s);
 }
 

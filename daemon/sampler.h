@@ -30,6 +30,12 @@ struct sampler *sampler_start_with(struct app *app, const struct sampler_options
 				   const struct collector *const *table);
 /* Stops the thread and frees everything; NULL is fine. */
 void sampler_stop(struct sampler *s);
+/*
+ * Whether the sampler thread is making progress: still probing collectors
+ * after start, or its last tick ended within a few intervals.  Feeds the
+ * systemd watchdog and /healthz.
+ */
+bool sampler_alive(struct sampler *s);
 /* Applies a new interval (SIGHUP). */
 void sampler_set_interval(struct sampler *s, double interval_s);
 /*
