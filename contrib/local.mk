@@ -33,19 +33,17 @@ contrib/slurm/plugstack.conf: contrib/slurm/plugstack.conf.in Makefile
 # The SPANK plugin is loaded into slurmd and slurmstepd: position
 # independent, no sanitizer runtime (those daemons are not built with one),
 # and only the symbols SPANK looks up exported.
-# Needs configure.ac: AC_CHECK_HEADER([slurm/spank.h]) -> AM_CONDITIONAL([HAVE_SPANK]).
-# Until then the Slurm test compiles the plugin itself.
-#if HAVE_SPANK
-#spankdir = $(pkglibdir)
-#spank_PROGRAMS = contrib/slurm/dlprof_spank.so
-#contrib_slurm_dlprof_spank_so_SOURCES = contrib/slurm/dlprof_spank.c \
-#	contrib/slurm/spank_json.c contrib/slurm/spank_json.h tools/ctl_http.c tools/ctl_http.h
-#contrib_slurm_dlprof_spank_so_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
-#contrib_slurm_dlprof_spank_so_CFLAGS = -std=c11 $(WARN_CFLAGS) -fPIC $(CURL_CFLAGS)
-#contrib_slurm_dlprof_spank_so_LDFLAGS = -shared \
-#	-Wl,--version-script=$(top_srcdir)/contrib/slurm/dlprof_spank.map
-#contrib_slurm_dlprof_spank_so_LDADD = $(CURL_LIBS)
-#endif
+if HAVE_SPANK
+spankdir = $(pkglibdir)
+spank_PROGRAMS = contrib/slurm/dlprof_spank.so
+contrib_slurm_dlprof_spank_so_SOURCES = contrib/slurm/dlprof_spank.c \
+	contrib/slurm/spank_json.c contrib/slurm/spank_json.h tools/ctl_http.c tools/ctl_http.h
+contrib_slurm_dlprof_spank_so_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+contrib_slurm_dlprof_spank_so_CFLAGS = -std=c11 $(WARN_CFLAGS) -fPIC $(CURL_CFLAGS)
+contrib_slurm_dlprof_spank_so_LDFLAGS = -shared \
+	-Wl,--version-script=$(top_srcdir)/contrib/slurm/dlprof_spank.map
+contrib_slurm_dlprof_spank_so_LDADD = $(CURL_LIBS)
+endif
 
 # The plugin's JSON scanner needs no Slurm: a cmocka test everywhere.
 if HAVE_CMOCKA

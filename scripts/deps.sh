@@ -10,7 +10,9 @@ DLPROF_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config
 # with PyTorch on an optimized BLAS, browser (chromium + node), metrics
 # checks (promtool from prometheus), fuzzing (clang).
 DLPROF_TEST_PACKAGES="libcmocka-dev python3 python3-torch libopenblas0-openmp
- sqlite3 curl procps chromium prometheus clang"
+ sqlite3 curl procps chromium prometheus clang wrk
+ python3-pip python3-setuptools python3-wheel
+ slurmctld slurmd slurm-client munge libslurm-dev groff-base"
 # A machine may already have Node.js from elsewhere (with its own npm);
 # Debian's nodejs/npm would conflict with it, so only add what is missing.
 command -v node >/dev/null 2>&1 || DLPROF_TEST_PACKAGES="$DLPROF_TEST_PACKAGES nodejs"

@@ -8,10 +8,8 @@ tools_dlprofctl_SOURCES = \
 	tools/ctl_http.c tools/ctl_http.h \
 	tools/ctl_table.c tools/ctl_table.h \
 	tools/ctl_format.c tools/ctl_format.h
-# Until configure.ac checks libcurl with pkg-config (CURL_CFLAGS/CURL_LIBS),
-# Debian's libcurl needs no flags beyond -lcurl.
-tools_dlprofctl_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-tools_dlprofctl_LDADD = -lcurl $(JANSSON_LIBS)
+tools_dlprofctl_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)
+tools_dlprofctl_LDADD = $(CURL_LIBS) $(JANSSON_LIBS)
 
 TESTS += tests/deploy/dlprofctl.py
 EXTRA_DIST += tests/deploy/dlprofctl.py
