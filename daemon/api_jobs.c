@@ -13,6 +13,7 @@
 #include "log.h"
 #include "node.h"
 #include "store.h"
+#include "store_series.h"
 #include "tuner.h"
 #include "validate.h"
 
@@ -94,11 +95,31 @@ static json_t *initial_config(const struct http_request *req, int64_t id, const 
 	return config ? config : json_object();
 }
 
+/*
+ * A job the sampler already found (its Slurm id) is adopted rather than
+ * registered twice: a prologue or the client often registers a job that
+ * discovery saw first.
+ */
+static int register_or_adopt(struct store *st, const struct job_spec *spec, int64_t *id, bool *adopted)
+{
+	int r;
+
+	if (spec->external_id && store_job_find_external(st, spec->external_id, id) == STORE_OK) {
+		r = store_job_adopt(st, *id, spec);
+		if (r != STORE_ENOTFOUND) {
+			*adopted = r == STORE_OK;
+			return r;
+		}
+	}
+	return store_job_register(st, spec, id);
+}
+
 void api_jobs_register(const struct http_request *req, struct http_response *resp)
 {
 	json_t *body = http_parse_json_body(req, resp), *config = NULL;
 	char *params = NULL, *knobs = NULL, *config_text = NULL, err[256];
 	struct job_spec spec;
+	bool adopted = false;
 	int64_t id;
 	int r;
 
@@ -113,7 +134,7 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 	spec.uid = req->peer.uid;
 	spec.source = spec.external_id && strncmp(spec.external_id, "slurm:", 6) == 0 ? "slurm" : "registered";
 	spec.started = clock_now_s();
-	r = store_job_register(req->app->store, &spec, &id);
+	r = register_or_adopt(req->app->store, &spec, &id, &adopted);
 	if (r != STORE_OK) {
 		api_store_error(resp, r, "register job");
 		goto done;
@@ -124,8 +145,9 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 		api_store_error(resp, r, "register job");
 		goto done;
 	}
-	http_reply_json(resp, 201, json_pack("{s:I, s:s, s:o, s:o}", "id", (json_int_t)id, "workload",
-					     spec.workload, "params", json_loads(params, 0, NULL), "config", config));
+	http_reply_json(resp, adopted ? 200 : 201,
+			json_pack("{s:I, s:s, s:o, s:o, s:b}", "id", (json_int_t)id, "workload", spec.workload,
+				  "params", json_loads(params, 0, NULL), "config", config, "adopted", adopted));
 	config = NULL;
 done:
 	json_decref(config);

@@ -72,6 +72,12 @@ struct job_spec {
 };
 
 int store_job_register(struct store *st, const struct job_spec *spec, int64_t *id_out);
+/*
+ * A registration for a running job found by discovery (same external id):
+ * the job takes the registration's workload, pid, uid, objective and knobs.
+ * STORE_ENOTFOUND when it is no longer running.
+ */
+int store_job_adopt(struct store *st, int64_t id, const struct job_spec *spec);
 /* Marks a running job ended; STORE_ENOTFOUND if unknown, ok if already ended. */
 int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status);
 /* Replaces the job's current config (JSON object). */

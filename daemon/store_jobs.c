@@ -20,6 +20,9 @@ static const char sql_workload_upsert[] =
 static const char sql_job_insert[] =
 	"INSERT INTO jobs (workload_id, external_id, pid, uid, objective, knobs, config, source, "
 	"command, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char sql_job_adopt[] =
+	"UPDATE jobs SET workload_id = ?2, pid = coalesce(?3, pid), uid = ?4, objective = ?5, knobs = ?6, "
+	"command = coalesce(?7, command) WHERE id = ?1 AND state = 'running'";
 static const char sql_job_end[] =
 	"UPDATE jobs SET state = 'ended', ended = ?2, exit_status = ?3 WHERE id = ?1 AND state = 'running'";
 static const char sql_job_exists[] = "SELECT 1 FROM jobs WHERE id = ?1";
@@ -98,12 +101,10 @@ struct job_insert {
 	int64_t id;
 };
 
-static int apply_job_register(struct store_conn *c, void *arg)
+/* The workload's id, created on first sight. */
+static int workload_id_of(struct store_conn *c, const struct job_spec *sp, int64_t *id)
 {
-	struct job_insert *ji = arg;
-	const struct job_spec *sp = ji->spec;
 	sqlite3_stmt *s = store_stmt(c, sql_workload_upsert);
-	int64_t workload_id;
 	int rc;
 
 	if (!s)
@@ -115,9 +116,21 @@ static int apply_job_register(struct store_conn *c, void *arg)
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW)
 		return store_fail(c, rc, "upsert workload");
-	workload_id = sqlite3_column_int64(s, 0);
+	*id = sqlite3_column_int64(s, 0);
 	sqlite3_reset(s);
+	return STORE_OK;
+}
 
+static int apply_job_register(struct store_conn *c, void *arg)
+{
+	struct job_insert *ji = arg;
+	const struct job_spec *sp = ji->spec;
+	sqlite3_stmt *s;
+	int64_t workload_id;
+	int rc;
+
+	if ((rc = workload_id_of(c, sp, &workload_id)) != STORE_OK)
+		return rc;
 	s = store_stmt(c, sql_job_insert);
 	if (!s)
 		return STORE_EIO;
@@ -147,6 +160,39 @@ int store_job_register(struct store *st, const struct job_spec *spec, int64_t *i
 	if (r == STORE_OK)
 		*id_out = ji.id;
 	return r;
+}
+
+static int apply_job_adopt(struct store_conn *c, void *arg)
+{
+	struct job_insert *ji = arg;
+	const struct job_spec *sp = ji->spec;
+	sqlite3_stmt *s;
+	int64_t workload_id;
+	int rc;
+
+	if ((rc = workload_id_of(c, sp, &workload_id)) != STORE_OK)
+		return rc;
+	s = store_stmt(c, sql_job_adopt);
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, ji->id);
+	sqlite3_bind_int64(s, 2, workload_id);
+	if (sp->pid > 0)
+		sqlite3_bind_int64(s, 3, sp->pid);
+	if (sp->has_uid)
+		sqlite3_bind_int64(s, 4, (sqlite3_int64)sp->uid);
+	sqlite3_bind_text(s, 5, sp->objective ? sp->objective : "throughput", -1, SQLITE_STATIC);
+	bind_text_or_null(s, 6, sp->knobs_json);
+	bind_text_or_null(s, 7, sp->command);
+	if ((rc = step_done(c, s, "adopt job")) != STORE_OK)
+		return rc;
+	return sqlite3_changes(c->db) == 1 ? STORE_OK : STORE_ENOTFOUND;
+}
+
+int store_job_adopt(struct store *st, int64_t id, const struct job_spec *spec)
+{
+	struct job_insert ji = {spec, id};
+	return store_write(st, apply_job_adopt, &ji);
 }
 
 struct job_end {

@@ -81,6 +81,22 @@ with Daemon(workdir=workdir) as d:
         assert any(j["workload"] == "lstm-infer" and j["external_id"] == "slurm:77" and j["source"] == "slurm"
                    for j in jobs), jobs
 
+    @tap.test("a registration with the external id of a running job adopts it (200, same id)")
+    def _():
+        status, _, first = d.post("/api/v1/jobs", {"workload": "slurm-job-name", "external_id": "slurm:4242"})
+        assert status == 201 and first["adopted"] is False, (status, first)
+        status, _, again = d.post("/api/v1/jobs", {"workload": "resnet", "params": {"batch": 8},
+                                                   "external_id": "slurm:4242", "objective": "goodput"})
+        assert status == 200 and again["adopted"] is True and again["id"] == first["id"], (status, again)
+        job = d.get("/api/v1/jobs/%d" % first["id"])[2]
+        assert job["workload"] == "resnet" and job["objective"] == "goodput", job
+        running = [j for j in d.get("/api/v1/jobs")[2]["jobs"] if j["external_id"] == "slurm:4242"]
+        assert len(running) == 1, running
+        d.post("/api/v1/jobs/%d/end" % first["id"], {})
+        status, _, third = d.post("/api/v1/jobs", {"workload": "resnet", "external_id": "slurm:4242"})
+        assert status == 201 and third["id"] != first["id"], (status, third)
+        d.post("/api/v1/jobs/%d/end" % third["id"], {})
+
     job = d.register("cnn-train", params={"batch": 32})
     jid = job["id"]
 
