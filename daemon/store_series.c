@@ -5,6 +5,7 @@
  * STORE_SERIES_MAX_POINTS points whatever the range.
  */
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,11 @@ static const char sql_series[] =
 	" SELECT t, mean FROM samples_rollup WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
 	"  AND (?6 IS NULL OR phase = ?6))"
 	" SELECT avg(t), avg(v) FROM pts GROUP BY CAST((t - ?3) / ?5 AS INTEGER) ORDER BY 1";
+static const char sql_series_count[] =
+	"SELECT (SELECT count(*) FROM samples WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
+	"  AND (?5 IS NULL OR phase = ?5))"
+	" + (SELECT count(*) FROM samples_rollup WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
+	"  AND (?5 IS NULL OR phase = ?5))";
 static const char sql_rollup_insert[] =
 	"INSERT INTO samples_rollup (job_id, t, name, phase, n, mean, min, max)"
 	" SELECT job_id, CAST(t / 60 AS INTEGER) * 60.0, name, coalesce(phase, ''), count(*), avg(value),"
@@ -144,6 +150,27 @@ series_range(struct store_conn *c, const struct store_series_query *q, double *f
 	return STORE_OK;
 }
 
+/* Points in the range, raw and rolled up; a large number on error (then buckets apply). */
+static long long
+series_count(struct store_conn *c, const struct store_series_query *q, double from, double to)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_series_count);
+	long long n = LLONG_MAX;
+
+	if (s == NULL)
+		return n;
+	sqlite3_bind_int64(s, 1, q->job_id);
+	sqlite3_bind_text(s, 2, q->name, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 3, from);
+	sqlite3_bind_double(s, 4, to);
+	if (q->phase != NULL)
+		sqlite3_bind_text(s, 5, q->phase, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return n;
+}
+
 int
 store_series(struct store *st, const struct store_series_query *q, json_t **points, double *from_out,
 	     double *to_out)
@@ -159,6 +186,9 @@ store_series(struct store *st, const struct store_series_query *q, json_t **poin
 		r = STORE_EIO;
 	if (r == STORE_OK) {
 		step = (to - from) / STORE_SERIES_MAX_POINTS;
+		/* Under the budget, points stay raw: buckets would merge close ones. */
+		if (series_count(c, q, from, to) <= STORE_SERIES_MAX_POINTS)
+			step = 1e-6;
 		if (q->has_step && q->step > step)
 			step = q->step;
 		if (!(step > 0))
