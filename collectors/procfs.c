@@ -193,6 +193,9 @@ procfs_cpulist_mask(const char *list, unsigned char *mask, int max)
 	return 0;
 }
 
+/* Linux's NR_CPUS tops out at 8192; a list naming more is corrupt. */
+#define PROCFS_MAX_CPUS 65536
+
 int
 procfs_cpulist_count(const char *list)
 {
@@ -215,7 +218,8 @@ procfs_cpulist_count(const char *list)
 				return -1;
 			b = strtol(end + 1, &end, 10);
 		}
-		if (b < a)
+		/* CPU numbers are small; anything beyond is not a cpulist (and would overflow). */
+		if (b < a || b >= PROCFS_MAX_CPUS || count > PROCFS_MAX_CPUS)
 			return -1;
 		count += (int)(b - a + 1);
 		if (*end != ',')
