@@ -10,9 +10,22 @@ RELIABILITY_PY_TESTS = \
 	tests/reliability/test_crash.py \
 	tests/reliability/test_storage.py \
 	tests/reliability/test_limits.py \
-	tests/reliability/test_remote.py
+	tests/reliability/test_remote.py \
+	tests/reliability/test_concurrency.py \
+	tests/reliability/test_soak.py \
+	tests/reliability/test_load.py
 TESTS += $(RELIABILITY_PY_TESTS)
-EXTRA_DIST += tests/reliability/common.py $(RELIABILITY_PY_TESTS)
+EXTRA_DIST += tests/reliability/common.py $(RELIABILITY_PY_TESTS) bench/soak bench/load bench/load.lua
+
+# Suites worth running as shipped too (scripts/test: RELEASE_TESTS): the soak
+# judges the RSS only on jemalloc, and the load test measures the real thing.
+RELIABILITY_RELEASE_TESTS = tests/reliability/test_soak.py tests/reliability/test_load.py \
+	tests/reliability/test_crash.py
+
+# The concurrency suites for a ThreadSanitizer build (configure --enable-tsan
+# --without-jemalloc): the writer (unit test_store), and the HTTP pool, writer,
+# sampler and reloads all at once (test_concurrency.py).  A race fails them.
+TSAN_TESTS = tests/unit/test_store tests/reliability/test_concurrency.py
 
 # The access rule and token comparison of server.c, as a unit.
 if HAVE_CMOCKA

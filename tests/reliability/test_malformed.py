@@ -114,7 +114,8 @@ with Daemon() as d:
     ]
     for path in posts:
         for what, body, error, words in bad_bodies:
-            @tap.test("POST %s with %s: 400 %s naming the problem" % (path.replace(str(job), "{id}"), what, error))
+            @tap.test("POST %s with %s: 400 %s naming the problem"
+                      % (path.replace("/jobs/%d/" % job, "/jobs/{id}/"), what, error))
             def _(path=path, body=body, error=error, words=words):
                 answer = send(d.port, b"POST " + path.encode() + b" HTTP/1.1\r\n" + H + JSON +
                               b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
