@@ -465,6 +465,15 @@ static bool body_charge(struct server *srv, size_t n)
 	return false;
 }
 
+/* Gives a body's buffer back at once: a request answered 413 or 503 needs none of it. */
+static void body_drop(struct server *srv, struct request_state *rs)
+{
+	atomic_fetch_sub(&srv->body_bytes, rs->cap);
+	free(rs->body);
+	rs->body = NULL;
+	rs->len = rs->cap = 0;
+}
+
 /* Appends a chunk of the body; -1 when out of memory.  Sets the flags that turn into 413 or 503. */
 static int body_append(struct server *srv, struct request_state *rs, const char *data, size_t n)
 {
@@ -472,6 +481,7 @@ static int body_append(struct server *srv, struct request_state *rs, const char 
 		return 0;   /* keep reading, then answer */
 	if (rs->len + n > srv->max_body) {
 		rs->too_large = true;
+		body_drop(srv, rs);
 		return 0;
 	}
 	if (rs->len + n + 1 > rs->cap) {
@@ -481,6 +491,7 @@ static int body_append(struct server *srv, struct request_state *rs, const char 
 			cap *= 2;
 		if (!body_charge(srv, cap - rs->cap)) {
 			rs->over_budget = true;
+			body_drop(srv, rs);
 			return 0;
 		}
 		b = realloc(rs->body, cap);

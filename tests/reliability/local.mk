@@ -13,7 +13,8 @@ RELIABILITY_PY_TESTS = \
 	tests/reliability/test_remote.py \
 	tests/reliability/test_concurrency.py \
 	tests/reliability/test_soak.py \
-	tests/reliability/test_load.py
+	tests/reliability/test_load.py \
+	tests/reliability/test_sql_static.py
 TESTS += $(RELIABILITY_PY_TESTS)
 EXTRA_DIST += tests/reliability/common.py $(RELIABILITY_PY_TESTS) bench/soak bench/load bench/load.lua
 
