@@ -17,9 +17,10 @@ static const char sql_node_save[] =
 static const char sql_workload_upsert[] =
 	"INSERT INTO workloads (name, params, hw_class, created) VALUES (?1, ?2, ?3, ?4) "
 	"ON CONFLICT(name, params, hw_class) DO UPDATE SET name = name RETURNING id";
+/* ?2..?7 are bound by bind_job_fields() for both statements. */
 static const char sql_job_insert[] =
-	"INSERT INTO jobs (workload_id, external_id, pid, uid, objective, knobs, config, source, "
-	"command, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+	"INSERT INTO jobs (workload_id, pid, uid, objective, knobs, command, external_id, config, source, "
+	"started) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 static const char sql_job_adopt[] =
 	"UPDATE jobs SET workload_id = ?2, pid = coalesce(?3, pid), uid = ?4, objective = ?5, knobs = ?6, "
 	"command = coalesce(?7, command) WHERE id = ?1 AND state = 'running'";
@@ -121,6 +122,19 @@ static int workload_id_of(struct store_conn *c, const struct job_spec *sp, int64
 	return STORE_OK;
 }
 
+/* Binds what registration and adoption both set: ?2 workload .. ?7 command. */
+static void bind_job_fields(sqlite3_stmt *s, int64_t workload_id, const struct job_spec *sp)
+{
+	sqlite3_bind_int64(s, 2, workload_id);
+	if (sp->pid > 0)
+		sqlite3_bind_int64(s, 3, sp->pid);
+	if (sp->has_uid)
+		sqlite3_bind_int64(s, 4, (sqlite3_int64)sp->uid);
+	sqlite3_bind_text(s, 5, sp->objective ? sp->objective : "throughput", -1, SQLITE_STATIC);
+	bind_text_or_null(s, 6, sp->knobs_json);
+	bind_text_or_null(s, 7, sp->command);
+}
+
 static int apply_job_register(struct store_conn *c, void *arg)
 {
 	struct job_insert *ji = arg;
@@ -134,18 +148,11 @@ static int apply_job_register(struct store_conn *c, void *arg)
 	s = store_stmt(c, sql_job_insert);
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, workload_id);
-	bind_text_or_null(s, 2, sp->external_id);
-	if (sp->pid > 0)
-		sqlite3_bind_int64(s, 3, sp->pid);
-	if (sp->has_uid)
-		sqlite3_bind_int64(s, 4, (sqlite3_int64)sp->uid);
-	sqlite3_bind_text(s, 5, sp->objective ? sp->objective : "throughput", -1, SQLITE_STATIC);
-	bind_text_or_null(s, 6, sp->knobs_json);
-	bind_text_or_null(s, 7, sp->config_json);
-	sqlite3_bind_text(s, 8, sp->source ? sp->source : "registered", -1, SQLITE_STATIC);
-	bind_text_or_null(s, 9, sp->command);
-	sqlite3_bind_double(s, 10, sp->started);
+	bind_job_fields(s, workload_id, sp);
+	bind_text_or_null(s, 8, sp->external_id);
+	bind_text_or_null(s, 9, sp->config_json);
+	sqlite3_bind_text(s, 10, sp->source ? sp->source : "registered", -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 11, sp->started);
 	if ((rc = step_done(c, s, "insert job")) != STORE_OK)
 		return rc;
 	ji->id = sqlite3_last_insert_rowid(c->db);
@@ -176,14 +183,7 @@ static int apply_job_adopt(struct store_conn *c, void *arg)
 	if (!s)
 		return STORE_EIO;
 	sqlite3_bind_int64(s, 1, ji->id);
-	sqlite3_bind_int64(s, 2, workload_id);
-	if (sp->pid > 0)
-		sqlite3_bind_int64(s, 3, sp->pid);
-	if (sp->has_uid)
-		sqlite3_bind_int64(s, 4, (sqlite3_int64)sp->uid);
-	sqlite3_bind_text(s, 5, sp->objective ? sp->objective : "throughput", -1, SQLITE_STATIC);
-	bind_text_or_null(s, 6, sp->knobs_json);
-	bind_text_or_null(s, 7, sp->command);
+	bind_job_fields(s, workload_id, sp);
 	if ((rc = step_done(c, s, "adopt job")) != STORE_OK)
 		return rc;
 	return sqlite3_changes(c->db) == 1 ? STORE_OK : STORE_ENOTFOUND;
