@@ -68,6 +68,9 @@ const char *store_strerror(int err)
 	case STORE_EIO: return "database cannot be written";
 	case STORE_ECLOSED: return "store is shutting down";
 	case STORE_EINVAL: return "rejected by a constraint";
+	case STORE_EFULL: return "the disk is full";
+	case STORE_EREADONLY: return "the database is read-only";
+	case STORE_EMOVED: return "the database file was removed or replaced";
 	}
 	return "unknown store error";
 }
@@ -89,6 +92,10 @@ int store_fail(struct store_conn *c, int rc, const char *what)
 		return STORE_EINVAL;
 	if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
 		return STORE_EBUSY;
+	if (primary == SQLITE_FULL)
+		return STORE_EFULL;
+	if (primary == SQLITE_READONLY)
+		return STORE_EREADONLY;
 	return STORE_EIO;
 }
 
@@ -436,7 +443,7 @@ static int store_check_moved(struct store *st, char *why, size_t why_len)
 
 	if (sqlite3_file_control(st->writer.db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved) {
 		snprintf(why, why_len, "the database file %s was removed or replaced", st->path);
-		return STORE_EIO;
+		return STORE_EMOVED;
 	}
 	return STORE_OK;
 }

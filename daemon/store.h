@@ -24,6 +24,9 @@ enum store_err {
 	STORE_EIO = -3,          /* the database cannot be written (disk full, read-only, I/O) */
 	STORE_ECLOSED = -4,      /* the store is shutting down */
 	STORE_EINVAL = -5,       /* rejected by a constraint */
+	STORE_EFULL = -6,        /* the disk is full (a kind of STORE_EIO, named for the answer) */
+	STORE_EREADONLY = -7,    /* the database or its file system is read-only */
+	STORE_EMOVED = -8,       /* the database file was removed or replaced under the daemon */
 };
 
 const char *store_strerror(int err);

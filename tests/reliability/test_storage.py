@@ -65,7 +65,7 @@ def disk_full():
             job = d.register("disk-full")["id"]
             status, seq = 200, 0
 
-            @tap.test("disk full: ingest fills the file system, then answers 503 with Retry-After")
+            @tap.test("disk full: ingest fills the file system, then answers 503 with Retry-After, saying the disk is full")
             def _():
                 nonlocal status, seq
                 for _ in range(400):
@@ -77,7 +77,7 @@ def disk_full():
                 # To the brim: whatever SQLite left free is taken too.
                 fill(os.path.join(mnt, "filler"))
                 status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 500, seq))
-                refused_503(status, hdrs, body)
+                refused_503(status, hdrs, body, "full")
                 assert acked, "nothing was acknowledged before the disk filled"
 
             @tap.test("disk full: /healthz answers 503 and says the disk is full")
@@ -132,10 +132,10 @@ def vanished_directory():
         assert status == 200, status
         shutil.rmtree(dbdir)
 
-        @tap.test("vanished directory: ingest answers 503 instead of writing into a deleted file")
+        @tap.test("vanished directory: ingest answers 503 saying so, instead of writing into a deleted file")
         def _():
             status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 10, 100))
-            refused_503(status, hdrs, body)
+            refused_503(status, hdrs, body, "removed")
 
         @tap.test("vanished directory: /healthz says the database file was removed")
         def _():
