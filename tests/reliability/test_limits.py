@@ -23,7 +23,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DAEMON, Daemon, Tap, clean_exit, raw, status_of, wait_until  # noqa: E402
+from common import DAEMON, Daemon, Tap, clean_exit, status_of, wait_until  # noqa: E402
 
 tap = Tap()
 H = b"Host: x\r\n"

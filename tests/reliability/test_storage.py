@@ -25,7 +25,7 @@ tap = Tap()
 workdir = tempfile.mkdtemp(prefix="dlprof-storage-")
 
 
-def batch(job_values, n, base):
+def batch(n, base):
     now = time.time()
     return {"samples": [{"t": now, "name": "fault_probe", "value": float(base + i)} for i in range(n)]}
 
@@ -69,14 +69,14 @@ def disk_full():
             def _():
                 nonlocal status, seq
                 for _ in range(400):
-                    status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 500, seq))
+                    status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(500, seq))
                     if status != 200:
                         break
                     acked.update(float(seq + i) for i in range(500))
                     seq += 500
                 # To the brim: whatever SQLite left free is taken too.
                 fill(os.path.join(mnt, "filler"))
-                status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 500, seq))
+                status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(500, seq))
                 refused_503(status, hdrs, body, "full")
                 assert acked, "nothing was acknowledged before the disk filled"
 
@@ -102,7 +102,7 @@ def disk_full():
 
                 def accepted():
                     nonlocal seq
-                    status, _, _ = d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 10, seq))
+                    status, _, _ = d.post("/api/v1/jobs/%d/metrics" % job, batch(10, seq))
                     if status == 200:
                         acked.update(float(seq + i) for i in range(10))
                     seq += 10
@@ -128,13 +128,13 @@ def vanished_directory():
     db = os.path.join(dbdir, "dlprofd.db")
     with Daemon(db=db, workdir=workdir) as d:
         job = d.register("vanished")["id"]
-        status, _, _ = d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 10, 0))
+        status, _, _ = d.post("/api/v1/jobs/%d/metrics" % job, batch(10, 0))
         assert status == 200, status
         shutil.rmtree(dbdir)
 
         @tap.test("vanished directory: ingest answers 503 saying so, instead of writing into a deleted file")
         def _():
-            status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 10, 100))
+            status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(10, 100))
             refused_503(status, hdrs, body, "removed")
 
         @tap.test("vanished directory: /healthz says the database file was removed")
@@ -149,7 +149,7 @@ def vanished_directory():
         os.makedirs(dbdir)
         resumed = False
         try:
-            wait_until(lambda: d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 10, 200))[0] == 200,
+            wait_until(lambda: d.post("/api/v1/jobs/%d/metrics" % job, batch(10, 200))[0] == 200,
                        timeout=5, interval=0.5)
             resumed = os.path.exists(db)
         except AssertionError:
@@ -168,7 +168,7 @@ def read_only():
         db = os.path.join(mnt, "dlprofd.db")
         with Daemon(db=db, workdir=workdir) as d:
             job = d.register("read-only")["id"]
-            assert d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 10, 0))[0] == 200
+            assert d.post("/api/v1/jobs/%d/metrics" % job, batch(10, 0))[0] == 200
         before = hashlib.sha256(open(db, "rb").read()).hexdigest()
         fs.remount("ro")
         d = Daemon(db=db, workdir=workdir)
@@ -181,7 +181,7 @@ def read_only():
         @tap.test("read-only file system at start: no crash, and a message that names it")
         def _():
             if started:
-                status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 10, 10))
+                status, hdrs, body = d.post("/api/v1/jobs/%d/metrics" % job, batch(10, 10))
                 refused_503(status, hdrs, body, "read")
             else:
                 assert d.proc.returncode == 1 and "readonly" in d.log().replace("read-only", "readonly"), d.log()
@@ -202,7 +202,7 @@ def corrupt_files():
     with Daemon(db=src, workdir=workdir) as d:
         job = d.register("corrupt")["id"]
         for k in range(10):
-            assert d.post("/api/v1/jobs/%d/metrics" % job, batch(job, 300, k * 300))[0] == 200
+            assert d.post("/api/v1/jobs/%d/metrics" % job, batch(300, k * 300))[0] == 200
     good = open(src, "rb").read()
     cases = [
         ("a truncated database", lambda b: b[:len(b) // 2]),
