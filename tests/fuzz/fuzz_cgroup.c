@@ -18,7 +18,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char fuzz_root[64];
+static char fuzz_root[256];
 
 static const char *const limit_files[] = {
 	"fs/cgroup/job_1/cpu.max",
@@ -31,7 +31,7 @@ static const char *const limit_files[] = {
 
 static void cleanup(void)
 {
-	char cmd[128];
+	char cmd[320];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fuzz_root);
 	if (system(cmd) != 0)
@@ -42,12 +42,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const char *const dirs[] = {"fs", "fs/cgroup", "fs/cgroup/job_1", "fs/cgroup/cpu",
 					   "fs/cgroup/cpu/job_1", "fs/cgroup/cpuset", "fs/cgroup/cpuset/job_1", NULL};
-	char path[160];
+	char path[400];
 
 	(void)argc;
 	(void)argv;
-	/* tmpfs when there is one: the files are rewritten for every input. */
-	snprintf(fuzz_root, sizeof(fuzz_root), "/dev/shm/dlprof-fuzz-cgroup-XXXXXX");
+	/* $TMPDIR (run.sh's own directory, removed even after a crash), else tmpfs: files are rewritten per input. */
+	snprintf(fuzz_root, sizeof(fuzz_root), "%s/dlprof-fuzz-cgroup-XXXXXX",
+		 getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/dev/shm");
 	if (!mkdtemp(fuzz_root)) {
 		snprintf(fuzz_root, sizeof(fuzz_root), "/tmp/dlprof-fuzz-cgroup-XXXXXX");
 		assert(mkdtemp(fuzz_root));
@@ -67,7 +68,7 @@ static void fuzz_limits(const uint8_t *data, size_t size)
 	int cpus;
 
 	for (int i = 0; limit_files[i]; i++) {
-		char path[160];
+		char path[400];
 		FILE *f;
 		snprintf(path, sizeof(path), "%s/%s", fuzz_root, limit_files[i]);
 		f = fopen(path, "w");

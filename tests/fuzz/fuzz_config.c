@@ -19,7 +19,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char fuzz_path[64];
+static char fuzz_path[256];
 
 static void cleanup(void)
 {
@@ -32,8 +32,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	/* tmpfs when there is one: the file is rewritten for every input. */
-	snprintf(fuzz_path, sizeof(fuzz_path), "/dev/shm/dlprof-fuzz-config-XXXXXX");
+	/* $TMPDIR (run.sh's own directory, removed even after a crash), else tmpfs: rewritten per input. */
+	snprintf(fuzz_path, sizeof(fuzz_path), "%s/dlprof-fuzz-config-XXXXXX",
+		 getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/dev/shm");
 	fd = mkstemp(fuzz_path);
 	if (fd < 0) {
 		snprintf(fuzz_path, sizeof(fuzz_path), "/tmp/dlprof-fuzz-config-XXXXXX");

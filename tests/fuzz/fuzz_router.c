@@ -28,11 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void fuzz_stub_handler(const struct http_request *req, struct http_response *resp);
 
 static struct app fuzz_app;
-static char fuzz_dir[64];
+static char fuzz_dir[200];
 
 static void write_file(const char *dir, const char *name, const char *text)
 {
-	char path[256];
+	char path[320];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -44,7 +44,7 @@ static void write_file(const char *dir, const char *name, const char *text)
 
 static void cleanup(void)
 {
-	char cmd[128];
+	char cmd[320];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fuzz_dir);
 	if (system(cmd) != 0)
@@ -54,12 +54,14 @@ static void cleanup(void)
 /* root/web is the web root; root/secret.txt and web/.hidden must stay unseen. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static char web[96];
-	char path[160];
+	static char web[240];
+	char path[300];
 
 	(void)argc;
 	(void)argv;
-	snprintf(fuzz_dir, sizeof(fuzz_dir), "/tmp/dlprof-fuzz-router-XXXXXX");
+	/* $TMPDIR: run.sh's own directory, removed even after a crash. */
+	snprintf(fuzz_dir, sizeof(fuzz_dir), "%s/dlprof-fuzz-router-XXXXXX",
+		 getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp");
 	assert(mkdtemp(fuzz_dir));
 	atexit(cleanup);
 	snprintf(web, sizeof(web), "%s/web", fuzz_dir);

@@ -13,7 +13,11 @@ src=${DLPROF_SRCDIR:-.}
 secs=${DLPROF_FUZZ_SECONDS:-45}
 jobs=${DLPROF_FUZZ_JOBS:-2}
 targets="validate router config procfs cgroup"
-work=$(mktemp -d /tmp/dlprof-fuzz-run-XXXXXX) || exit 1
+# tmpfs when there is one (targets rewrite files per input); the targets'
+# own temporary files go here too, so a crashed one leaves nothing behind.
+work=$(mktemp -d /dev/shm/dlprof-fuzz-run-XXXXXX 2>/dev/null || mktemp -d /tmp/dlprof-fuzz-run-XXXXXX) || exit 1
+TMPDIR=$work
+export TMPDIR
 trap 'rm -rf "$work"' EXIT
 trap 'exit 1' INT TERM
 n=0
