@@ -29,6 +29,9 @@ struct config {
 	long http_threads;
 	long max_connections;
 	long connection_timeout_s;
+	long max_connections_per_ip;
+	double ingest_rate;
+	double ingest_burst;
 	long queue_limit;
 	double explore_share;
 	double gain_threshold;

@@ -106,7 +106,10 @@ static int daemon_start(struct daemon *d)
 				     .socket_path = cfg->socket_path, .max_body = (size_t)cfg->max_body_bytes,
 				     .threads = (unsigned)cfg->http_threads,
 				     .max_connections = (unsigned)cfg->max_connections,
-				     .connection_timeout_s = (unsigned)cfg->connection_timeout_s};
+				     .connection_timeout_s = (unsigned)cfg->connection_timeout_s,
+				     .max_connections_per_ip = (unsigned)cfg->max_connections_per_ip,
+				     .ingest_rate = cfg->ingest_rate,
+				     .ingest_burst = cfg->ingest_burst};
 	json_t *topo;
 	char *topo_text;
 

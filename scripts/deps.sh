@@ -10,7 +10,7 @@ DLPROF_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config
 # with PyTorch on an optimized BLAS, browser (chromium + node), metrics
 # checks (promtool from prometheus), fuzzing (clang).
 DLPROF_TEST_PACKAGES="libcmocka-dev python3 python3-torch libopenblas0-openmp
- sqlite3 curl procps chromium prometheus clang wrk
+ sqlite3 curl procps chromium prometheus clang wrk iproute2
  python3-pip python3-setuptools python3-wheel
  slurmctld slurmd slurm-client munge libslurm-dev groff-base"
 # A machine may already have Node.js from elsewhere (with its own npm);

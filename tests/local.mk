@@ -32,4 +32,4 @@ TESTS += tests/integration/test_allocator.py
 EXTRA_DIST += tests/integration/test_allocator.py
 
 # Suites that scripts/test also runs against the release build (jemalloc).
-RELEASE_TESTS = tests/integration/test_api.py tests/integration/test_allocator.py
+RELEASE_TESTS = tests/integration/test_api.py tests/integration/test_allocator.py $(RELIABILITY_RELEASE_TESTS)
