@@ -124,10 +124,12 @@ static int daemon_start(struct daemon *d)
 	topo = node_json(&d->node);
 	topo_text = json_dumps(topo, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(topo);
-	if (!topo_text || store_node_save(d->app.store, d->node.hostname, d->node.hw_class, topo_text) != STORE_OK) {
-		free(topo_text);
-		return -1;
-	}
+	/*
+	 * A database that cannot be written now (read-only file system, disk
+	 * full) still serves reads; ingest answers 503 until writes succeed.
+	 */
+	if (topo_text && store_node_save(d->app.store, d->node.hostname, d->node.hw_class, topo_text) != STORE_OK)
+		log_warnx("store: the node's description was not saved; starting anyway");
 	free(topo_text);
 	if (!(d->app.stats = stats_new(dlprof_routes)))
 		return -1;

@@ -45,6 +45,7 @@ struct store {
 	bool stopping;
 	int write_status;               /* STORE_OK or the last batch's failure */
 	char write_error[256];
+	const char *pragmas;            /* applied to each new writer connection */
 
 	pthread_mutex_t rlock;          /* guards the reader pool */
 	pthread_cond_t rfree;
@@ -87,7 +88,8 @@ int store_fail(struct store_conn *c, int rc, const char *what)
 {
 	int primary = rc & 0xff;
 
-	log_warnx("store: %s: %s (%s)", what, sqlite3_errmsg(c->db), sqlite3_errstr(rc));
+	if (!c->quiet)
+		log_warnx("store: %s: %s (%s)", what, sqlite3_errmsg(c->db), sqlite3_errstr(rc));
 	if (primary == SQLITE_CONSTRAINT)
 		return STORE_EINVAL;
 	if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
@@ -327,14 +329,14 @@ static int store_setup_writer(struct store *st, const struct store_options *opt)
 {
 	char *err = NULL;
 	int version = 0;
-	const char *pragmas = opt->synchronous_full
+
+	st->pragmas = opt->synchronous_full
 		? "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"
 		: "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
-
 	if (store_conn_open(&st->writer, st->path, false) < 0 ||
 	    store_check_identity(&st->writer, st->path, &version) < 0)
 		return -1;
-	if (sqlite3_exec(st->writer.db, pragmas, NULL, NULL, &err) != SQLITE_OK) {
+	if (sqlite3_exec(st->writer.db, st->pragmas, NULL, NULL, &err) != SQLITE_OK) {
 		log_warnx("store: %s: %s", st->path, err ? err : "?");
 		sqlite3_free(err);
 		return -1;
@@ -433,17 +435,109 @@ static int store_run_op(struct store_conn *c, struct store_op *op)
 }
 
 /*
- * A database file removed or replaced under the daemon (its directory
- * deleted, say) would take every later commit into an unlinked inode:
- * acknowledged, then lost.  Checked before each batch; why gets the reason.
+ * Closes every connection and opens them again on the path: SQLite shares
+ * one WAL index per file among a process's connections, so a writer opened
+ * read-only, or a file recreated, is only left behind when all of them go.
+ * Runs in the writer thread; takes every reader, waiting for those in use.
  */
-static int store_check_moved(struct store *st, char *why, size_t why_len)
+static int store_reopen_all(struct store *st)
+{
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	bool quiet = st->writer.quiet;
+	int r = 0;
+
+	pthread_mutex_lock(&st->rlock);
+	for (int i = 0; i < st->nreaders; i++) {
+		while (st->reader_busy[i])
+			pthread_cond_wait(&st->rfree, &st->rlock);
+		st->reader_busy[i] = true;
+	}
+	pthread_mutex_unlock(&st->rlock);
+
+	for (int i = 0; i < st->nreaders; i++)
+		store_conn_close(&st->readers[i]);
+	store_conn_close(&st->writer);
+	if (sqlite3_open_v2(st->path, &st->writer.db, flags, NULL) != SQLITE_OK ||
+	    sqlite3_db_readonly(st->writer.db, "main") != 0 ||
+	    sqlite3_exec(st->writer.db, st->pragmas, NULL, NULL, NULL) != SQLITE_OK)
+		r = -1;
+	sqlite3_busy_timeout(st->writer.db, 5000);
+	sqlite3_extended_result_codes(st->writer.db, 1);
+	st->writer.quiet = quiet;
+	for (int i = 0; i < st->nreaders; i++)
+		if (store_conn_open(&st->readers[i], st->path, true) < 0)
+			r = -1;
+
+	pthread_mutex_lock(&st->rlock);
+	for (int i = 0; i < st->nreaders; i++)
+		st->reader_busy[i] = false;
+	pthread_cond_broadcast(&st->rfree);
+	pthread_mutex_unlock(&st->rlock);
+	return r;
+}
+
+/*
+ * The file was removed (its directory deleted, say) and the directory is
+ * back: the open connection still holds every committed page, so it is
+ * copied to a new file at the path, which becomes the database.
+ */
+static int store_recreate(struct store *st)
+{
+	sqlite3 *dest = NULL;
+	sqlite3_backup *b;
+	int rc = SQLITE_ERROR;
+
+	if (sqlite3_open_v2(st->path, &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) == SQLITE_OK &&
+	    (b = sqlite3_backup_init(dest, "main", st->writer.db, "main"))) {
+		sqlite3_backup_step(b, -1);
+		rc = sqlite3_backup_finish(b);
+	}
+	sqlite3_close(dest);
+	if (rc != SQLITE_OK || store_reopen_all(st) < 0)
+		return -1;
+	log_info("store: %s recreated from the open database", st->path);
+	return 0;
+}
+
+/* Whether path's directory exists (mode W_OK: and is writable). */
+static bool parent_dir_ok(const char *path, int mode)
+{
+	char dir[1024];
+	char *slash;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return true;
+	*slash = '\0';
+	if (slash == dir)
+		snprintf(dir, sizeof(dir), "/");
+	return stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) && (mode == F_OK || access(dir, mode) == 0);
+}
+
+/*
+ * Before each batch: a file removed or replaced under the daemon would take
+ * every later commit into an unlinked inode (acknowledged, then lost), and
+ * a writer opened on a read-only file system stays read-only.  Recovers
+ * when it can (the directory is back, the file system writable again);
+ * otherwise returns the error with why set.
+ */
+static int store_writer_check(struct store *st, char *why, size_t why_len)
 {
 	int moved = 0;
 
 	if (sqlite3_file_control(st->writer.db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved) {
-		snprintf(why, why_len, "the database file %s was removed or replaced", st->path);
-		return STORE_EMOVED;
+		if (!parent_dir_ok(st->path, F_OK) || store_recreate(st) < 0) {
+			snprintf(why, why_len, "the database file %s was removed or replaced", st->path);
+			return STORE_EMOVED;
+		}
+	}
+	if (sqlite3_db_readonly(st->writer.db, "main") == 1 &&
+	    (!parent_dir_ok(st->path, W_OK) || store_reopen_all(st) < 0)) {
+		snprintf(why, why_len, "the database %s is read-only (read-only file system?)", st->path);
+		return STORE_EREADONLY;
 	}
 	return STORE_OK;
 }
@@ -453,7 +547,11 @@ static void store_run_batch(struct store *st, struct store_op *batch)
 {
 	struct store_conn *c = &st->writer;
 	char why[256] = "";
-	int status = store_check_moved(st, why, sizeof(why));
+	int status;
+
+	/* While writes fail, each retry's failure was reported already. */
+	c->quiet = st->write_status != STORE_OK;
+	status = store_writer_check(st, why, sizeof(why));
 
 	if (status == STORE_OK)
 		status = store_exec(c, sql_begin);

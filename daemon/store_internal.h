@@ -11,6 +11,7 @@
 #define DLPROF_STORE_INTERNAL_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 
 #include "store.h"
 
@@ -23,6 +24,7 @@ struct store_conn {
 		sqlite3_stmt *stmt;
 	} cache[STORE_STMT_CACHE];
 	int ncache;
+	bool quiet;                   /* failures already reported: store_fail stays silent */
 };
 
 /*
