@@ -1,14 +1,16 @@
 /*
  * The dashboard's static files from the web root.  Paths are checked
  * segment by segment: no "..", no hidden files, no backslashes or NULs; the
- * file is then opened relative to the web root with O_NOFOLLOW on the last
- * component, so nothing outside the root is served.
+ * file is then opened beneath the web root following no symbolic link in
+ * any component, so nothing outside the root is served.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -61,12 +63,28 @@ static bool path_is_safe(const char *rel)
 	return rel[strlen(rel) - 1] != '/';
 }
 
+/*
+ * Opens rel below dirfd without following any symbolic link, in any
+ * component (openat2 RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH, Linux 5.6);
+ * older kernels fall back to O_NOFOLLOW, which guards the last component.
+ */
+static int open_beneath(int dirfd, const char *rel)
+{
+	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		return openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	return (int)fd;
+}
+
 static int read_file(int dirfd, const char *rel, char **out, size_t *len)
 {
 	struct stat sb;
 	char *buf;
 	size_t got = 0;
-	int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = open_beneath(dirfd, rel);
 
 	if (fd < 0)
 		return -1;

@@ -288,6 +288,23 @@ with Daemon(db=db, workdir=workdir) as d2:
         assert status == 200 and body["workload"] == "survivor" and body["params"] == {"n": 1}, body
 
 
+webroot = os.path.join(workdir, "webroot")
+os.makedirs(os.path.join(webroot, "css"))
+with open(os.path.join(webroot, "index.html"), "w") as f:
+    f.write("<!doctype html><title>t</title>")
+with open(os.path.join(workdir, "secret.txt"), "w") as f:
+    f.write("secret")
+os.symlink(workdir, os.path.join(webroot, "out"))                       # a directory link leading out
+os.symlink(os.path.join(workdir, "secret.txt"), os.path.join(webroot, "css", "s.css"))
+with Daemon(args=["--web-root", webroot], workdir=workdir) as d3:
+    @tap.test("static files: symbolic links inside the web root never lead out of it")
+    def _():
+        assert d3.get("/")[0] == 200
+        for path in ("/out/secret.txt", "/css/s.css"):
+            status, _, body = d3.get(path)
+            assert status == 404, (path, status, body)
+
+
 @tap.test("a bad flag value exits 2 naming the key")
 def _():
     r = subprocess.run([DAEMON, "--interval", "soon"], capture_output=True, text=True, timeout=10)
