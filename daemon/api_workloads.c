@@ -11,6 +11,7 @@
 #include "api.h"
 #include "app.h"
 #include "tuner.h"
+#include "validate.h"
 
 /* Query arguments that are not workload parameters. */
 static bool reserved_key(const char *key)
@@ -195,8 +196,10 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 	const char *name = http_query(req, "workload"), *format = http_query(req, "format"), *objective;
 	json_t *params, *rec;
 
-	if (!name || !*name || strlen(name) > 128) {
-		http_reply_error(resp, 400, "bad_request", "workload: a name of 1..128 characters is required");
+	/* The rule registration applies: a name it refuses cannot have been learned. */
+	if (!name || !validate_label(name, VALIDATE_WORKLOAD_MAX)) {
+		http_reply_error(resp, 400, "bad_request",
+				 "workload: a name of 1..128 printable characters is required");
 		return;
 	}
 	if (format && strcmp(format, "json") != 0 && strcmp(format, "env") != 0 && strcmp(format, "slurm") != 0) {

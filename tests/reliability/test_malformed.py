@@ -169,7 +169,8 @@ with Daemon() as d:
     @tap.test("recommend?format=env is safe to eval whatever the workload name and params")
     def _():
         hostile = "a'b\"c$(touch pw1)`touch pw2`;touch pw3\nexport LD_PRELOAD=/x.so"
-        q = urllib.parse.urlencode({"workload": hostile, "p": hostile, "format": "env"})
+        # Names are printable text (a newline is refused with 400); params may hold anything.
+        q = urllib.parse.urlencode({"workload": hostile.replace("\n", " "), "p": hostile, "format": "env"})
         status, _, text = d.get("/api/v1/recommend?" + q)
         assert status == 200, (status, text)
         r = subprocess.run(["sh", "-c", 'eval "$1"; printf "%s|%s" "$DLPROF_WORKLOAD" "${LD_PRELOAD:-unset}"',
@@ -180,7 +181,10 @@ with Daemon() as d:
 
     @tap.test("recommend?format=slurm prints one export line per variable, nothing injected")
     def _():
-        q = urllib.parse.urlencode({"workload": "a\nexport LD_PRELOAD=/x.so", "p\nexport Y=1": "b\nexport Z=1",
+        q = urllib.parse.urlencode({"workload": "a\nexport LD_PRELOAD=/x.so", "format": "slurm"})
+        status, _, body = d.get("/api/v1/recommend?" + q)
+        assert status == 400 and "workload" in body["detail"], (status, body)
+        q = urllib.parse.urlencode({"workload": "a;export LD_PRELOAD=/x.so", "p\nexport Y=1": "b\nexport Z=1",
                                     "format": "slurm"})
         status, _, text = d.get("/api/v1/recommend?" + q)
         assert status == 200, (status, text)
