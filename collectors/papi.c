@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "jobstate.h"
 #include "log.h"
 #include "procfs.h"
 
@@ -42,11 +43,9 @@ struct papi_thread {
 };
 
 struct papi_job {
-	int64_t id;
 	struct papi_thread *th;
 	size_t n, cap;
 	double last_mono;
-	struct papi_job *next;
 };
 
 struct papi_ctx {
@@ -55,7 +54,7 @@ struct papi_ctx {
 	int codes[PAPI_NEV];        /* chosen preset per slot, PAPI_NULL if none */
 	int slot[PAPI_NEV];         /* event set position -> wanted slot */
 	int nev;                    /* events in each event set */
-	struct papi_job *jobs;
+	struct jobstate_table jobs; /* struct papi_job per job */
 };
 
 static int
@@ -82,6 +81,27 @@ papi_choose_events(struct papi_ctx *c, char *why, size_t why_len)
 	return -1;
 }
 
+static void
+papi_thread_stop(struct papi_thread *t)
+{
+	long long v[PAPI_NEV];
+
+	PAPI_stop(t->evset, v);
+	PAPI_cleanup_eventset(t->evset);
+	PAPI_destroy_eventset(&t->evset);
+}
+
+static void
+papi_job_clear(void *state)
+{
+	struct papi_job *j = state;
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		papi_thread_stop(&j->th[i]);
+	free(j->th);
+}
+
 static void *
 papi_init(const struct collector_env *env, char *why, size_t why_len)
 {
@@ -100,6 +120,7 @@ papi_init(const struct collector_env *env, char *why, size_t why_len)
 		goto fail;
 	}
 	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
+	jobstate_init(&c->jobs, sizeof(struct papi_job), papi_job_clear);
 	c->cid = PAPI_get_component_index("perf_event");
 	if (c->cid < 0) {
 		snprintf(why, why_len, "PAPI has no perf_event component: rebuild PAPI with it");
@@ -126,36 +147,11 @@ fail:
 }
 
 static void
-papi_thread_stop(struct papi_thread *t)
-{
-	long long v[PAPI_NEV];
-
-	PAPI_stop(t->evset, v);
-	PAPI_cleanup_eventset(t->evset);
-	PAPI_destroy_eventset(&t->evset);
-}
-
-static void
-papi_job_free(struct papi_job *j)
-{
-	size_t i;
-
-	for (i = 0; i < j->n; i++)
-		papi_thread_stop(&j->th[i]);
-	free(j->th);
-	free(j);
-}
-
-static void
 papi_fini(void *ctx)
 {
 	struct papi_ctx *c = ctx;
-	struct papi_job *j, *next;
 
-	for (j = c->jobs; j != NULL; j = next) {
-		next = j->next;
-		papi_job_free(j);
-	}
+	jobstate_free_all(&c->jobs);
 	free(c);
 	PAPI_shutdown();
 }
@@ -164,15 +160,8 @@ static void
 papi_job_gone(void *ctx, int64_t job_id)
 {
 	struct papi_ctx *c = ctx;
-	struct papi_job **pp, *j;
 
-	for (pp = &c->jobs; (j = *pp) != NULL; pp = &j->next) {
-		if (j->id == job_id) {
-			*pp = j->next;
-			papi_job_free(j);
-			return;
-		}
-	}
+	jobstate_drop(&c->jobs, job_id);
 }
 
 /* An event set with the chosen presets attached to tid and started; PAPI_OK or its error. */
@@ -262,28 +251,11 @@ papi_track(struct papi_ctx *c, struct papi_job *j, const struct collector_job *j
 	}
 }
 
-static struct papi_job *
-papi_job_find(struct papi_ctx *c, int64_t id)
-{
-	struct papi_job *j;
-
-	for (j = c->jobs; j != NULL; j = j->next)
-		if (j->id == id)
-			return j;
-	j = calloc(1, sizeof(*j));
-	if (j == NULL)
-		return NULL;
-	j->id = id;
-	j->next = c->jobs;
-	c->jobs = j;
-	return j;
-}
-
 static int
 papi_sample_job(void *ctx, const struct collector_job *job, struct collector_out *out, char *why, size_t why_len)
 {
 	struct papi_ctx *c = ctx;
-	struct papi_job *j = papi_job_find(c, job->id);
+	struct papi_job *j = jobstate_get(&c->jobs, job->id);
 	long long v[PAPI_NEV];
 	double delta[PAPI_NEV] = {0}, elapsed;
 	size_t i, keep;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "jobstate.h"
 #include "log.h"
 #include "perf_reason.h"
 #include "procfs.h"
@@ -52,19 +53,17 @@ struct perf_thread {
 };
 
 struct perf_job {
-	int64_t id;
 	struct perf_thread *th;
 	size_t n, cap;
 	double last_mono;
 	int warned;              /* logged that its threads cannot be attached */
-	struct perf_job *next;
 };
 
 struct perf_ctx {
 	char proc_root[256];
 	int nev;                 /* EV_FIRST_HW, or EV_N when hardware events work */
 	int exclude_kernel;      /* perf_event_paranoid >= 2 and no privilege */
-	struct perf_job *jobs;
+	struct jobstate_table jobs;  /* struct perf_job per job */
 };
 
 /* What one tick adds up over a job's threads. */
@@ -89,6 +88,27 @@ perf_open(pid_t tid, enum perf_ev ev, int exclude_kernel)
 	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+static void
+perf_thread_close(struct perf_thread *t)
+{
+	int e;
+
+	for (e = 0; e < EV_N; e++)
+		if (t->fd[e] >= 0)
+			close(t->fd[e]);
+}
+
+static void
+perf_job_clear(void *state)
+{
+	struct perf_job *j = state;
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		perf_thread_close(&j->th[i]);
+	free(j->th);
+}
+
 static void *
 perf_init(const struct collector_env *env, char *why, size_t why_len)
 {
@@ -104,6 +124,7 @@ perf_init(const struct collector_env *env, char *why, size_t why_len)
 		return NULL;
 	}
 	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
+	jobstate_init(&c->jobs, sizeof(struct perf_job), perf_job_clear);
 	fd = perf_open(0, EV_TASK_CLOCK, 0);
 	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 		/* paranoid 2 refuses kernel-side counting to the unprivileged: count user space only. */
@@ -132,36 +153,11 @@ perf_init(const struct collector_env *env, char *why, size_t why_len)
 }
 
 static void
-perf_thread_close(struct perf_thread *t)
-{
-	int e;
-
-	for (e = 0; e < EV_N; e++)
-		if (t->fd[e] >= 0)
-			close(t->fd[e]);
-}
-
-static void
-perf_job_free(struct perf_job *j)
-{
-	size_t i;
-
-	for (i = 0; i < j->n; i++)
-		perf_thread_close(&j->th[i]);
-	free(j->th);
-	free(j);
-}
-
-static void
 perf_fini(void *ctx)
 {
 	struct perf_ctx *c = ctx;
-	struct perf_job *j, *next;
 
-	for (j = c->jobs; j != NULL; j = next) {
-		next = j->next;
-		perf_job_free(j);
-	}
+	jobstate_free_all(&c->jobs);
 	free(c);
 }
 
@@ -169,15 +165,8 @@ static void
 perf_job_gone(void *ctx, int64_t job_id)
 {
 	struct perf_ctx *c = ctx;
-	struct perf_job **pp, *j;
 
-	for (pp = &c->jobs; (j = *pp) != NULL; pp = &j->next) {
-		if (j->id == job_id) {
-			*pp = j->next;
-			perf_job_free(j);
-			return;
-		}
-	}
+	jobstate_drop(&c->jobs, job_id);
 }
 
 /* Reads one counter, scaled; adds the difference to the tally. */
@@ -309,28 +298,11 @@ perf_put(const struct perf_ctx *c, int64_t id, const struct perf_tally *tl, doub
 	collector_put(out, id, tl->counted_share, "perf.counted_share");
 }
 
-static struct perf_job *
-perf_job_find(struct perf_ctx *c, int64_t id)
-{
-	struct perf_job *j;
-
-	for (j = c->jobs; j != NULL; j = j->next)
-		if (j->id == id)
-			return j;
-	j = calloc(1, sizeof(*j));
-	if (j == NULL)
-		return NULL;
-	j->id = id;
-	j->next = c->jobs;
-	c->jobs = j;
-	return j;
-}
-
 static int
 perf_sample_job(void *ctx, const struct collector_job *job, struct collector_out *out, char *why, size_t why_len)
 {
 	struct perf_ctx *c = ctx;
-	struct perf_job *j = perf_job_find(c, job->id);
+	struct perf_job *j = jobstate_get(&c->jobs, job->id);
 	struct perf_tally tl;
 	size_t i, keep;
 	int e, open_errno = 0;

@@ -18,6 +18,7 @@
 
 #include "cgroup.h"
 #include "collector.h"
+#include "jobstate.h"
 #include "procfs.h"
 
 /* A thread counts as busy above this share of one core over an interval. */
@@ -36,7 +37,6 @@ struct proc_pid {
 };
 
 struct proc_job {
-	int64_t id;
 	double last_mono;              /* monotonic time of the previous sample; 0: none */
 	double last_unix;
 	double cpu_seconds;            /* accumulated, so the counter never goes back */
@@ -44,7 +44,6 @@ struct proc_job {
 	size_t npids;
 	struct proc_task *tasks;       /* ascending tid */
 	size_t ntasks;
-	struct proc_job *next;
 };
 
 struct proc_ctx {
@@ -55,7 +54,7 @@ struct proc_ctx {
 	long long btime;
 	struct procfs_cpu prev_cpu;
 	int have_prev_cpu;
-	struct proc_job *jobs;
+	struct jobstate_table jobs;    /* struct proc_job per job */
 };
 
 /* What one tick adds up over a job's processes and threads. */
@@ -70,6 +69,15 @@ struct proc_tally {
 	struct proc_pid *pids;
 	size_t npids;
 };
+
+static void
+proc_job_clear(void *state)
+{
+	struct proc_job *j = state;
+
+	free(j->pids);
+	free(j->tasks);
+}
 
 static void *
 proc_init(const struct collector_env *env, char *why, size_t why_len)
@@ -92,27 +100,16 @@ proc_init(const struct collector_env *env, char *why, size_t why_len)
 	c->page = procfs_page_size();
 	if (procfs_parse_cpu(buf, &c->prev_cpu) == 0)
 		c->btime = c->prev_cpu.btime;
+	jobstate_init(&c->jobs, sizeof(struct proc_job), proc_job_clear);
 	return c;
-}
-
-static void
-proc_job_free(struct proc_job *j)
-{
-	free(j->pids);
-	free(j->tasks);
-	free(j);
 }
 
 static void
 proc_fini(void *ctx)
 {
 	struct proc_ctx *c = ctx;
-	struct proc_job *j, *next;
 
-	for (j = c->jobs; j != NULL; j = next) {
-		next = j->next;
-		proc_job_free(j);
-	}
+	jobstate_free_all(&c->jobs);
 	free(c);
 }
 
@@ -120,15 +117,8 @@ static void
 proc_job_gone(void *ctx, int64_t job_id)
 {
 	struct proc_ctx *c = ctx;
-	struct proc_job **pp, *j;
 
-	for (pp = &c->jobs; (j = *pp) != NULL; pp = &j->next) {
-		if (j->id == job_id) {
-			*pp = j->next;
-			proc_job_free(j);
-			return;
-		}
-	}
+	jobstate_drop(&c->jobs, job_id);
 }
 
 static int
@@ -177,23 +167,6 @@ proc_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 		collector_put(out, 0, (double)load.running, "sched.runnable");
 	}
 	return COLLECTOR_OK;
-}
-
-static struct proc_job *
-proc_job_find(struct proc_ctx *c, int64_t id)
-{
-	struct proc_job *j;
-
-	for (j = c->jobs; j != NULL; j = j->next)
-		if (j->id == id)
-			return j;
-	j = calloc(1, sizeof(*j));
-	if (j == NULL)
-		return NULL;
-	j->id = id;
-	j->next = c->jobs;
-	c->jobs = j;
-	return j;
 }
 
 static int
@@ -376,7 +349,7 @@ proc_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	double elapsed;
 	size_t i;
 
-	j = proc_job_find(c, job->id);
+	j = jobstate_get(&c->jobs, job->id);
 	memset(&t, 0, sizeof(t));
 	t.pids = calloc(job->npids ? job->npids : 1, sizeof(*t.pids));
 	if (j == NULL || t.pids == NULL) {
