@@ -15,10 +15,11 @@ struct jobstate_entry {
 };
 
 void
-jobstate_init(struct jobstate_table *t, size_t size, void (*clear)(void *state))
+jobstate_init(struct jobstate_table *t, size_t size, void (*init)(void *state), void (*clear)(void *state))
 {
 	t->head = NULL;
 	t->size = size;
+	t->init = init;
 	t->clear = clear;
 }
 
@@ -34,6 +35,8 @@ jobstate_get(struct jobstate_table *t, int64_t id)
 	if (e == NULL)
 		return NULL;
 	e->id = id;
+	if (t->init != NULL)
+		t->init(e->state);
 	e->next = t->head;
 	t->head = e;
 	return e->state;

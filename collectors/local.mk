@@ -7,6 +7,7 @@ COLLECTOR_SOURCES = \
 	collectors/metrics.c collectors/metrics.h \
 	collectors/perf_reason.c collectors/perf_reason.h \
 	collectors/jobstate.c collectors/jobstate.h \
+	collectors/threadset.c collectors/threadset.h \
 	collectors/proc.c \
 	collectors/perf.c \
 	collectors/nvml.c \
@@ -40,7 +41,7 @@ if HAVE_CMOCKA
 COLLECTOR_TESTS = tests/unit/test_procfs tests/unit/test_cgroup tests/unit/test_proc tests/unit/test_perf \
 	tests/unit/test_nvml tests/unit/test_papi tests/unit/test_likwid tests/unit/test_metrics \
 	tests/unit/test_discovery tests/unit/test_store_series tests/unit/test_topology tests/unit/test_sampler \
-	tests/unit/test_jobstate
+	tests/unit/test_jobstate tests/unit/test_threadset
 check_PROGRAMS += $(COLLECTOR_TESTS)
 TESTS += $(COLLECTOR_TESTS)
 COLLECTOR_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(PAPI_CFLAGS)
@@ -84,6 +85,9 @@ tests_unit_test_sampler_LDADD = $(COLLECTOR_TEST_LDADD)
 tests_unit_test_jobstate_SOURCES = tests/unit/test_jobstate.c
 tests_unit_test_jobstate_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
 tests_unit_test_jobstate_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_threadset_SOURCES = tests/unit/test_threadset.c
+tests_unit_test_threadset_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_threadset_LDADD = $(COLLECTOR_TEST_LDADD)
 endif
 
 TESTS += tests/integration/test_sampling.py

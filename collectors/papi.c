@@ -17,7 +17,7 @@
 #include "collector.h"
 #include "jobstate.h"
 #include "log.h"
-#include "procfs.h"
+#include "threadset.h"
 
 /* PAPI event sets are costly: threads beyond this are not counted. */
 #define PAPI_MAX_THREADS_PER_JOB 64
@@ -36,15 +36,13 @@ static const struct {
 };
 
 struct papi_thread {
-	pid_t tid;
+	struct threadset_thread head;  /* tid, seen */
 	int evset;
 	long long prev[PAPI_NEV];
-	int seen;
 };
 
 struct papi_job {
-	struct papi_thread *th;
-	size_t n, cap;
+	struct threadset threads;   /* struct papi_thread each */
 	double last_mono;
 };
 
@@ -82,8 +80,9 @@ papi_choose_events(struct papi_ctx *c, char *why, size_t why_len)
 }
 
 static void
-papi_thread_stop(struct papi_thread *t)
+papi_thread_stop(void *thread)
 {
+	struct papi_thread *t = thread;
 	long long v[PAPI_NEV];
 
 	PAPI_stop(t->evset, v);
@@ -92,14 +91,19 @@ papi_thread_stop(struct papi_thread *t)
 }
 
 static void
+papi_job_init(void *state)
+{
+	struct papi_job *j = state;
+
+	threadset_init(&j->threads, sizeof(struct papi_thread), PAPI_MAX_THREADS_PER_JOB);
+}
+
+static void
 papi_job_clear(void *state)
 {
 	struct papi_job *j = state;
-	size_t i;
 
-	for (i = 0; i < j->n; i++)
-		papi_thread_stop(&j->th[i]);
-	free(j->th);
+	threadset_free(&j->threads, papi_thread_stop);
 }
 
 static void *
@@ -120,7 +124,7 @@ papi_init(const struct collector_env *env, char *why, size_t why_len)
 		goto fail;
 	}
 	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
-	jobstate_init(&c->jobs, sizeof(struct papi_job), papi_job_clear);
+	jobstate_init(&c->jobs, sizeof(struct papi_job), papi_job_init, papi_job_clear);
 	c->cid = PAPI_get_component_index("perf_event");
 	if (c->cid < 0) {
 		snprintf(why, why_len, "PAPI has no perf_event component: rebuild PAPI with it");
@@ -166,7 +170,7 @@ papi_job_gone(void *ctx, int64_t job_id)
 
 /* An event set with the chosen presets attached to tid and started; PAPI_OK or its error. */
 static int
-papi_thread_start(struct papi_ctx *c, struct papi_thread *t)
+papi_thread_start(const struct papi_ctx *c, struct papi_thread *t)
 {
 	int rc, i;
 
@@ -178,7 +182,7 @@ papi_thread_start(struct papi_ctx *c, struct papi_thread *t)
 	for (i = 0; i < c->nev; i++)
 		if ((rc = PAPI_add_event(t->evset, c->codes[c->slot[i]])) != PAPI_OK)
 			goto fail;
-	if ((rc = PAPI_attach(t->evset, (unsigned long)t->tid)) != PAPI_OK)
+	if ((rc = PAPI_attach(t->evset, (unsigned long)t->head.tid)) != PAPI_OK)
 		goto fail;
 	if ((rc = PAPI_start(t->evset)) != PAPI_OK)
 		goto fail;
@@ -189,66 +193,23 @@ fail:
 	return rc;
 }
 
-static struct papi_thread *
-papi_thread_find(struct papi_job *j, pid_t tid)
+/* What the start callback needs, and what it found. */
+struct papi_start {
+	const struct papi_ctx *c;
+	int last_rc;                /* PAPI's error for the last thread it refused; PAPI_OK: none */
+};
+
+/* Starts counting on a new thread; one PAPI refuses is skipped, its error kept. */
+static enum threadset_start
+papi_thread_begin(void *thread, void *arg)
 {
-	size_t i;
+	struct papi_start *ps = arg;
+	int rc = papi_thread_start(ps->c, thread);
 
-	for (i = 0; i < j->n; i++)
-		if (j->th[i].tid == tid)
-			return &j->th[i];
-	return NULL;
-}
-
-static int
-papi_thread_add(struct papi_ctx *c, struct papi_job *j, pid_t tid)
-{
-	struct papi_thread *nt;
-	size_t cap;
-	int rc;
-
-	if (j->n == PAPI_MAX_THREADS_PER_JOB)
-		return PAPI_OK;
-	if (j->n == j->cap) {
-		cap = j->cap ? j->cap * 2 : 8;
-		nt = realloc(j->th, cap * sizeof(*nt));
-		if (nt == NULL)
-			return PAPI_ENOMEM;
-		j->th = nt;
-		j->cap = cap;
-	}
-	memset(&j->th[j->n], 0, sizeof(j->th[j->n]));
-	j->th[j->n].tid = tid;
-	j->th[j->n].seen = 1;
-	rc = papi_thread_start(c, &j->th[j->n]);
 	if (rc == PAPI_OK)
-		j->n++;
-	return rc;
-}
-
-static void
-papi_track(struct papi_ctx *c, struct papi_job *j, const struct collector_job *job, int *last_rc)
-{
-	struct papi_thread *t;
-	pid_t *tids;
-	ssize_t n, k;
-	size_t i;
-	char dir[512];
-	int rc;
-
-	for (i = 0; i < j->n; i++)
-		j->th[i].seen = 0;
-	for (i = 0; i < job->npids; i++) {
-		snprintf(dir, sizeof(dir), "%s/%d/task", c->proc_root, (int)job->pids[i]);
-		n = procfs_list_ids(dir, &tids);
-		for (k = 0; k < n; k++) {
-			if ((t = papi_thread_find(j, tids[k])) != NULL)
-				t->seen = 1;
-			else if ((rc = papi_thread_add(c, j, tids[k])) != PAPI_OK)
-				*last_rc = rc;
-		}
-		free(tids);
-	}
+		return THREADSET_STARTED;
+	ps->last_rc = rc;
+	return THREADSET_SKIPPED;
 }
 
 static int
@@ -256,34 +217,37 @@ papi_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 {
 	struct papi_ctx *c = ctx;
 	struct papi_job *j = jobstate_get(&c->jobs, job->id);
+	struct papi_start ps = {c, PAPI_OK};
+	struct papi_thread *t;
 	long long v[PAPI_NEV];
 	double delta[PAPI_NEV] = {0}, elapsed;
-	size_t i, keep;
-	int e, last_rc = PAPI_OK;
+	size_t i;
+	int e;
 
 	if (j == NULL) {
 		snprintf(why, why_len, "out of memory");
 		return COLLECTOR_TRANSIENT;
 	}
-	papi_track(c, j, job, &last_rc);
-	if (j->n == 0 && last_rc != PAPI_OK && last_rc != PAPI_ESYS) {
+	/* No memory for more threads is PAPI_ENOMEM, like a thread PAPI had no memory for. */
+	if (threadset_track(&j->threads, c->proc_root, job, papi_thread_begin, &ps) < 0)
+		ps.last_rc = PAPI_ENOMEM;
+	if (j->threads.n == 0 && ps.last_rc != PAPI_OK && ps.last_rc != PAPI_ESYS) {
 		/* Not one thread could be attached: say why; ESYS is a thread that left meanwhile. */
-		snprintf(why, why_len, "cannot attach PAPI event sets: %s", PAPI_strerror(last_rc));
-		return last_rc == PAPI_EPERM ? COLLECTOR_UNSUPPORTED : COLLECTOR_TRANSIENT;
+		snprintf(why, why_len, "cannot attach PAPI event sets: %s", PAPI_strerror(ps.last_rc));
+		return ps.last_rc == PAPI_EPERM ? COLLECTOR_UNSUPPORTED : COLLECTOR_TRANSIENT;
 	}
-	for (i = 0, keep = 0; i < j->n; i++) {
-		if (PAPI_read(j->th[i].evset, v) == PAPI_OK)
-			for (e = 0; e < c->nev; e++) {
-				if (v[e] >= j->th[i].prev[e])
-					delta[e] += (double)(v[e] - j->th[i].prev[e]);
-				j->th[i].prev[e] = v[e];
-			}
-		if (j->th[i].seen)
-			j->th[keep++] = j->th[i];
-		else
-			papi_thread_stop(&j->th[i]);
+	/* Read every thread, including those that just exited (their final counts), then drop the gone. */
+	for (i = 0; i < j->threads.n; i++) {
+		t = threadset_at(&j->threads, i);
+		if (PAPI_read(t->evset, v) != PAPI_OK)
+			continue;
+		for (e = 0; e < c->nev; e++) {
+			if (v[e] >= t->prev[e])
+				delta[e] += (double)(v[e] - t->prev[e]);
+			t->prev[e] = v[e];
+		}
 	}
-	j->n = keep;
+	threadset_sweep(&j->threads, papi_thread_stop);
 	elapsed = j->last_mono > 0 ? out->mono - j->last_mono : 0;
 	j->last_mono = out->mono;
 	if (elapsed <= 0)

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "perf_reason.h"
 #include "procfs.h"
+#include "threadset.h"
 
 /* Bounds the descriptors one job may hold: threads beyond it are not counted. */
 #define PERF_MAX_THREADS_PER_JOB 512
@@ -46,15 +47,13 @@ static const struct {
 };
 
 struct perf_thread {
-	pid_t tid;
+	struct threadset_thread head;  /* tid, seen */
 	int fd[EV_N];            /* -1: not open */
 	double prev[EV_N];       /* scaled count at the previous read */
-	int seen;                /* still listed this tick */
 };
 
 struct perf_job {
-	struct perf_thread *th;
-	size_t n, cap;
+	struct threadset threads;  /* struct perf_thread each */
 	double last_mono;
 	int warned;              /* logged that its threads cannot be attached */
 };
@@ -89,8 +88,9 @@ perf_open(pid_t tid, enum perf_ev ev, int exclude_kernel)
 }
 
 static void
-perf_thread_close(struct perf_thread *t)
+perf_thread_close(void *thread)
 {
+	struct perf_thread *t = thread;
 	int e;
 
 	for (e = 0; e < EV_N; e++)
@@ -99,14 +99,19 @@ perf_thread_close(struct perf_thread *t)
 }
 
 static void
+perf_job_init(void *state)
+{
+	struct perf_job *j = state;
+
+	threadset_init(&j->threads, sizeof(struct perf_thread), PERF_MAX_THREADS_PER_JOB);
+}
+
+static void
 perf_job_clear(void *state)
 {
 	struct perf_job *j = state;
-	size_t i;
 
-	for (i = 0; i < j->n; i++)
-		perf_thread_close(&j->th[i]);
-	free(j->th);
+	threadset_free(&j->threads, perf_thread_close);
 }
 
 static void *
@@ -124,7 +129,7 @@ perf_init(const struct collector_env *env, char *why, size_t why_len)
 		return NULL;
 	}
 	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
-	jobstate_init(&c->jobs, sizeof(struct perf_job), perf_job_clear);
+	jobstate_init(&c->jobs, sizeof(struct perf_job), perf_job_init, perf_job_clear);
 	fd = perf_open(0, EV_TASK_CLOCK, 0);
 	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 		/* paranoid 2 refuses kernel-side counting to the unprivileged: count user space only. */
@@ -197,80 +202,33 @@ perf_read_one(struct perf_thread *t, int e, struct perf_tally *tl)
 	t->prev[e] = scaled;
 }
 
-/* Starts counting a thread; -1 with errno when its first counter cannot be opened. */
-static int
-perf_thread_add(struct perf_ctx *c, struct perf_job *j, pid_t tid)
+/* What the start callback needs, and what it found. */
+struct perf_start {
+	const struct perf_ctx *c;
+	int open_errno;          /* the last refusal other than a vanished thread; 0: none */
+};
+
+/* Opens the counters of a new thread; a thread whose first counter cannot be opened is skipped. */
+static enum threadset_start
+perf_thread_start(void *thread, void *arg)
 {
-	struct perf_thread *t, *nt;
-	size_t cap;
+	struct perf_thread *t = thread;
+	struct perf_start *ps = arg;
 	int e;
 
-	if (j->n == PERF_MAX_THREADS_PER_JOB)
-		return 0;
-	if (j->n == j->cap) {
-		cap = j->cap ? j->cap * 2 : 16;
-		nt = realloc(j->th, cap * sizeof(*nt));
-		if (nt == NULL)
-			return -1;
-		j->th = nt;
-		j->cap = cap;
-	}
-	t = &j->th[j->n];
-	memset(t, 0, sizeof(*t));
-	t->tid = tid;
-	t->seen = 1;
 	for (e = 0; e < EV_N; e++)
 		t->fd[e] = -1;
-	for (e = 0; e < c->nev; e++) {
-		t->fd[e] = perf_open(tid, (enum perf_ev)e, c->exclude_kernel);
-		if (t->fd[e] < 0 && e == 0)
-			return -1;
+	for (e = 0; e < ps->c->nev; e++) {
+		t->fd[e] = perf_open(t->head.tid, (enum perf_ev)e, ps->c->exclude_kernel);
+		if (t->fd[e] >= 0 || e > 0)
+			continue;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
+			return THREADSET_STOP;
+		if (errno != ESRCH)
+			ps->open_errno = errno;
+		return THREADSET_SKIPPED;
 	}
-	j->n++;
-	return 0;
-}
-
-static struct perf_thread *
-perf_thread_find(struct perf_job *j, pid_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < j->n; i++)
-		if (j->th[i].tid == tid)
-			return &j->th[i];
-	return NULL;
-}
-
-/* Follows the job's threads: marks those still there, opens counters on new ones. */
-static int
-perf_track(struct perf_ctx *c, struct perf_job *j, const struct collector_job *job, int *open_errno)
-{
-	struct perf_thread *t;
-	pid_t *tids;
-	ssize_t n, k;
-	size_t i;
-	char dir[512];
-
-	for (i = 0; i < j->n; i++)
-		j->th[i].seen = 0;
-	for (i = 0; i < job->npids; i++) {
-		snprintf(dir, sizeof(dir), "%s/%d/task", c->proc_root, (int)job->pids[i]);
-		n = procfs_list_ids(dir, &tids);
-		for (k = 0; k < n; k++) {
-			if ((t = perf_thread_find(j, tids[k])) != NULL) {
-				t->seen = 1;
-			} else if (perf_thread_add(c, j, tids[k]) < 0) {
-				if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
-					free(tids);
-					return -1;
-				}
-				if (errno != ESRCH)
-					*open_errno = errno;
-			}
-		}
-		free(tids);
-	}
-	return 0;
+	return THREADSET_STARTED;
 }
 
 static void
@@ -303,31 +261,28 @@ perf_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 {
 	struct perf_ctx *c = ctx;
 	struct perf_job *j = jobstate_get(&c->jobs, job->id);
+	struct perf_start ps = {c, 0};
 	struct perf_tally tl;
-	size_t i, keep;
-	int e, open_errno = 0;
+	size_t i;
+	int e;
 
-	if (j == NULL || perf_track(c, j, job, &open_errno) < 0) {
+	/* Follow the job's threads: counters on new ones; out of descriptors or memory is transient. */
+	if (j == NULL || threadset_track(&j->threads, c->proc_root, job, perf_thread_start, &ps) < 0) {
 		snprintf(why, why_len, "cannot open more perf counters: %s", strerror(j ? errno : ENOMEM));
 		return COLLECTOR_TRANSIENT;
 	}
-	if (open_errno != 0 && !j->warned) {
+	if (ps.open_errno != 0 && !j->warned) {
 		log_warnx("%s: job %lld: cannot count its threads: %s", __func__, (long long)job->id,
-			  strerror(open_errno));
+			  strerror(ps.open_errno));
 		j->warned = 1;
 	}
 	memset(&tl, 0, sizeof(tl));
 	tl.counted_share = 1;
 	/* Read every thread, including those that just exited (their final counts), then drop the gone. */
-	for (i = 0, keep = 0; i < j->n; i++) {
+	for (i = 0; i < j->threads.n; i++)
 		for (e = 0; e < c->nev; e++)
-			perf_read_one(&j->th[i], e, &tl);
-		if (j->th[i].seen)
-			j->th[keep++] = j->th[i];
-		else
-			perf_thread_close(&j->th[i]);
-	}
-	j->n = keep;
+			perf_read_one(threadset_at(&j->threads, i), e, &tl);
+	threadset_sweep(&j->threads, perf_thread_close);
 	if (j->last_mono > 0 && out->mono > j->last_mono)
 		perf_put(c, job->id, &tl, out->mono - j->last_mono, out);
 	j->last_mono = out->mono;

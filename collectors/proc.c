@@ -100,7 +100,7 @@ proc_init(const struct collector_env *env, char *why, size_t why_len)
 	c->page = procfs_page_size();
 	if (procfs_parse_cpu(buf, &c->prev_cpu) == 0)
 		c->btime = c->prev_cpu.btime;
-	jobstate_init(&c->jobs, sizeof(struct proc_job), proc_job_clear);
+	jobstate_init(&c->jobs, sizeof(struct proc_job), NULL, proc_job_clear);
 	return c;
 }
 

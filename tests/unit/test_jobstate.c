@@ -1,6 +1,6 @@
 /*
  * Tests of the collectors' per-job state table: a job's state is created
- * zeroed once and found again, dropping a job clears and frees only its
+ * zeroed and set up once, then found again, dropping a job clears and frees only its
  * state, and freeing the table clears every state once.
  */
 #include <setjmp.h>
@@ -17,7 +17,18 @@ struct test_state {
 	int *buf;                /* something the clear callback must free */
 };
 
-static int test_cleared;
+static int test_cleared, test_inited;
+
+/* Sees a zeroed state and leaves a mark on it. */
+static void
+test_init(void *state)
+{
+	struct test_state *s = state;
+
+	if (s->value == 0 && s->buf == NULL)
+		s->value = 0.25;
+	test_inited++;
+}
 
 static void
 test_clear(void *state)
@@ -35,11 +46,11 @@ get_creates_once(void **state)
 	struct test_state *a, *b, *again;
 
 	(void)state;
-	test_cleared = 0;
-	jobstate_init(&t, sizeof(struct test_state), test_clear);
+	test_cleared = test_inited = 0;
+	jobstate_init(&t, sizeof(struct test_state), test_init, test_clear);
 	a = jobstate_get(&t, 7);
 	assert_non_null(a);
-	assert_true(a->value == 0 && a->buf == NULL);
+	assert_true(a->value == 0.25 && a->buf == NULL);
 	assert_int_equal((uintptr_t)a % _Alignof(max_align_t), 0);
 	a->value = 1.5;
 	b = jobstate_get(&t, 8);
@@ -48,6 +59,7 @@ get_creates_once(void **state)
 	again = jobstate_get(&t, 7);
 	assert_ptr_equal(again, a);
 	assert_true(again->value == 1.5);
+	assert_int_equal(test_inited, 2);
 	jobstate_free_all(&t);
 	assert_int_equal(test_cleared, 2);
 }
@@ -60,7 +72,7 @@ drop_frees_only_that_job(void **state)
 
 	(void)state;
 	test_cleared = 0;
-	jobstate_init(&t, sizeof(struct test_state), test_clear);
+	jobstate_init(&t, sizeof(struct test_state), NULL, test_clear);
 	a = jobstate_get(&t, 1);
 	b = jobstate_get(&t, 2);
 	assert_non_null(a);
@@ -84,12 +96,12 @@ drop_frees_only_that_job(void **state)
 }
 
 static void
-no_clear_callback(void **state)
+no_callbacks(void **state)
 {
 	struct jobstate_table t;
 
 	(void)state;
-	jobstate_init(&t, sizeof(int), NULL);
+	jobstate_init(&t, sizeof(int), NULL, NULL);
 	assert_non_null(jobstate_get(&t, 3));
 	jobstate_drop(&t, 3);
 	assert_non_null(jobstate_get(&t, 4));
@@ -103,7 +115,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(get_creates_once),
 		cmocka_unit_test(drop_frees_only_that_job),
-		cmocka_unit_test(no_clear_callback),
+		cmocka_unit_test(no_callbacks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

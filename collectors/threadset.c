@@ -1,0 +1,145 @@
+/*
+ * The set of a job's threads that perf and papi count on (threadset.h):
+ * finding a thread by tid, adding and starting new ones up to a bound, and
+ * dropping the gone.  Lookups walk the array: the bound keeps it short.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procfs.h"
+#include "threadset.h"
+
+/* Room for this many threads when a job's first thread is added. */
+#define THREADSET_FIRST_CAP 16
+
+void
+threadset_init(struct threadset *ts, size_t size, size_t max)
+{
+	ts->items = NULL;
+	ts->n = 0;
+	ts->cap = 0;
+	ts->size = size;
+	ts->max = max;
+}
+
+void *
+threadset_at(const struct threadset *ts, size_t i)
+{
+	return ts->items + i * ts->size;
+}
+
+static struct threadset_thread *
+threadset_find(const struct threadset *ts, pid_t tid)
+{
+	struct threadset_thread *t;
+	size_t i;
+
+	for (i = 0; i < ts->n; i++) {
+		t = threadset_at(ts, i);
+		if (t->tid == tid)
+			return t;
+	}
+	return NULL;
+}
+
+/* Adds and starts tid; 0 also when the set is full or start skipped it; -1 with errno otherwise. */
+static int
+threadset_add(struct threadset *ts, pid_t tid, threadset_start_fn start, void *arg)
+{
+	struct threadset_thread *t;
+	unsigned char *ni;
+	size_t cap;
+
+	if (ts->n == ts->max)
+		return 0;
+	if (ts->n == ts->cap) {
+		cap = ts->cap ? ts->cap * 2 : THREADSET_FIRST_CAP;
+		ni = realloc(ts->items, cap * ts->size);
+		if (ni == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		ts->items = ni;
+		ts->cap = cap;
+	}
+	t = threadset_at(ts, ts->n);
+	memset(t, 0, ts->size);
+	t->tid = tid;
+	t->seen = 1;
+	switch (start(t, arg)) {
+	case THREADSET_STARTED:
+		ts->n++;
+		return 0;
+	case THREADSET_SKIPPED:
+		return 0;
+	case THREADSET_STOP:
+		break;
+	}
+	return -1;
+}
+
+int
+threadset_track(struct threadset *ts, const char *proc_root, const struct collector_job *job,
+		threadset_start_fn start, void *arg)
+{
+	struct threadset_thread *t;
+	pid_t *tids;
+	ssize_t n, k;
+	size_t i;
+	int failed = 0, err = 0;
+	char dir[512];
+
+	for (i = 0; i < ts->n; i++)
+		((struct threadset_thread *)threadset_at(ts, i))->seen = 0;
+	for (i = 0; i < job->npids; i++) {
+		snprintf(dir, sizeof(dir), "%s/%d/task", proc_root, (int)job->pids[i]);
+		n = procfs_list_ids(dir, &tids);
+		for (k = 0; k < n; k++) {
+			if ((t = threadset_find(ts, tids[k])) != NULL)
+				t->seen = 1;
+			else if (!failed && threadset_add(ts, tids[k], start, arg) < 0) {
+				/* Kept from the listing's own calls, which may set errno. */
+				failed = 1;
+				err = errno;
+			}
+		}
+		free(tids);
+	}
+	if (failed) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+void
+threadset_sweep(struct threadset *ts, threadset_stop_fn stop)
+{
+	struct threadset_thread *t;
+	size_t i, keep;
+
+	for (i = 0, keep = 0; i < ts->n; i++) {
+		t = threadset_at(ts, i);
+		if (!t->seen)
+			stop(t);
+		else if (keep++ != i)
+			memcpy(threadset_at(ts, keep - 1), t, ts->size);
+	}
+	ts->n = keep;
+}
+
+void
+threadset_free(struct threadset *ts, threadset_stop_fn stop)
+{
+	size_t i;
+
+	for (i = 0; i < ts->n; i++)
+		stop(threadset_at(ts, i));
+	free(ts->items);
+	ts->items = NULL;
+	ts->n = 0;
+	ts->cap = 0;
+}
