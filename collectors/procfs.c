@@ -160,18 +160,24 @@ procfs_status_str(const char *text, const char *key, char *buf, size_t len)
 	return 0;
 }
 
-int
-procfs_cpulist_mask(const char *list, unsigned char *mask, int max)
+/*
+ * Walks a cpulist such as "0-3,8,10-11", handing each range a..b (a <= b)
+ * to range(a, b, arg), which may refuse it with -1.  Returns 0 with *rest
+ * at what follows the list, or -1 when it is malformed or a range refused.
+ */
+static int
+procfs_cpulist_walk(const char *list, int (*range)(long a, long b, void *arg), void *arg, const char **rest)
 {
 	const char *p = list;
 	char *end;
-	long a, b, i;
+	long a, b;
 
-	memset(mask, 0, (size_t)max);
 	while (*p == ' ')
 		p++;
-	if (*p == '\0' || *p == '\n')
+	if (*p == '\0' || *p == '\n') {
+		*rest = p;
 		return 0;
+	}
 	for (;;) {
 		if (!isdigit((unsigned char)*p))
 			return -1;
@@ -182,51 +188,66 @@ procfs_cpulist_mask(const char *list, unsigned char *mask, int max)
 				return -1;
 			b = strtol(end + 1, &end, 10);
 		}
-		if (b < a)
+		if (b < a || range(a, b, arg) < 0)
 			return -1;
-		for (i = a; i <= b && i < max; i++)
-			mask[i] = 1;
 		if (*end != ',')
 			break;
 		p = end + 1;
 	}
+	*rest = end;
 	return 0;
+}
+
+struct procfs_mask {
+	unsigned char *mask;
+	int max;
+};
+
+static int
+procfs_mask_range(long a, long b, void *arg)
+{
+	struct procfs_mask *m = arg;
+	long i;
+
+	for (i = a; i <= b && i < m->max; i++)
+		m->mask[i] = 1;
+	return 0;
+}
+
+int
+procfs_cpulist_mask(const char *list, unsigned char *mask, int max)
+{
+	struct procfs_mask m = {mask, max};
+	const char *rest;
+
+	memset(mask, 0, (size_t)max);
+	return procfs_cpulist_walk(list, procfs_mask_range, &m, &rest);
 }
 
 /* Linux's NR_CPUS tops out at 8192; a list naming more is corrupt. */
 #define PROCFS_MAX_CPUS 65536
 
+static int
+procfs_count_range(long a, long b, void *arg)
+{
+	int *count = arg;
+
+	/* CPU numbers are small; anything beyond is not a cpulist (and would overflow). */
+	if (b >= PROCFS_MAX_CPUS || *count > PROCFS_MAX_CPUS)
+		return -1;
+	*count += (int)(b - a + 1);
+	return 0;
+}
+
 int
 procfs_cpulist_count(const char *list)
 {
-	const char *p = list;
-	char *end;
-	long a, b;
+	const char *rest;
 	int count = 0;
 
-	while (*p == ' ')
-		p++;
-	if (*p == '\0' || *p == '\n')
-		return 0;
-	for (;;) {
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		a = strtol(p, &end, 10);
-		b = a;
-		if (*end == '-') {
-			if (!isdigit((unsigned char)end[1]))
-				return -1;
-			b = strtol(end + 1, &end, 10);
-		}
-		/* CPU numbers are small; anything beyond is not a cpulist (and would overflow). */
-		if (b < a || b >= PROCFS_MAX_CPUS || count > PROCFS_MAX_CPUS)
-			return -1;
-		count += (int)(b - a + 1);
-		if (*end != ',')
-			break;
-		p = end + 1;
-	}
-	if (*end != '\0' && *end != '\n' && *end != ' ')
+	if (procfs_cpulist_walk(list, procfs_count_range, &count, &rest) < 0)
+		return -1;
+	if (*rest != '\0' && *rest != '\n' && *rest != ' ')
 		return -1;
 	return count;
 }

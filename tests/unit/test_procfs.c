@@ -151,6 +151,26 @@ cpu_lists(void **state)
 	assert_int_equal(mask[15], 1);
 }
 
+/* What the count and the mask, parsed by one walker, each check on their own. */
+static void
+cpu_list_edges(void **state)
+{
+	unsigned char mask[16];
+
+	(void)state;
+	assert_int_equal(procfs_cpulist_count(" 0-3 "), 4);
+	assert_int_equal(procfs_cpulist_count("0-3x"), -1);
+	assert_int_equal(procfs_cpulist_count("0-65535"), 65536);
+	assert_int_equal(procfs_cpulist_count("0-65536"), -1);
+	assert_int_equal(procfs_cpulist_mask("3-1", mask, 16), -1);
+	assert_int_equal(procfs_cpulist_mask("0,9-100000", mask, 16), 0);
+	assert_int_equal(mask[0], 1);
+	assert_int_equal(mask[8], 0);
+	assert_int_equal(mask[15], 1);
+	assert_int_equal(procfs_cpulist_mask("\n", mask, 16), 0);
+	assert_int_equal(mask[0], 0);
+}
+
 static void
 environ_lookup(void **state)
 {
@@ -196,6 +216,7 @@ main(void)
 		cmocka_unit_test(meminfo_and_loadavg),
 		cmocka_unit_test(status_fields),
 		cmocka_unit_test(cpu_lists),
+		cmocka_unit_test(cpu_list_edges),
 		cmocka_unit_test(environ_lookup),
 		cmocka_unit_test(list_task_ids),
 	};
