@@ -155,6 +155,64 @@ static void print_json(const json_t *v)
 	putchar('\n');
 }
 
+/*
+ * GETs path.  With --json prints the answer for scripts and leaves *answer
+ * NULL; otherwise *answer is the parsed answer, for the caller to print as
+ * text and free.  Returns an exit code.
+ */
+static int get_answer(const struct ctl *c, const char *path, json_t **answer)
+{
+	int rc = ctl_call(c, "GET", path, NULL, answer, NULL);
+
+	if (rc != CTL_EXIT_OK || !c->json)
+		return rc;
+	print_json(*answer);
+	json_decref(*answer);
+	*answer = NULL;
+	return CTL_EXIT_OK;
+}
+
+/* An object as key=value pairs, anything else as a scalar; returns buf. */
+static const char *fmt_value(const json_t *v, char *buf, size_t len)
+{
+	return json_is_object(v) ? ctl_fmt_object(v, buf, len) : ctl_fmt_scalar(v, buf, len);
+}
+
+/* What a command that shows a list answer as a table needs. */
+struct ctl_listing {
+	const char *key;             /* the list's member in the answer */
+	size_t ncols;
+	const char *const *hdr;      /* ncols headers */
+	void (*add_row)(struct ctl_table *t, const json_t *item);
+};
+
+/* GETs path and prints its list as a table, or the line empty when it has none. */
+static int print_listing(const struct ctl *c, const char *path, const struct ctl_listing *l,
+			 const char *empty)
+{
+	json_t *answer, *list, *item;
+	struct ctl_table t;
+	size_t i;
+	int rc = get_answer(c, path, &answer);
+
+	if (rc != CTL_EXIT_OK || !answer)
+		return rc;
+	list = ctl_list(answer, l->key);
+	if (!list || ctl_table_init(&t, l->ncols, l->hdr) < 0) {
+		json_decref(answer);
+		return CTL_EXIT_BAD_REPLY;
+	}
+	json_array_foreach(list, i, item)
+		l->add_row(&t, item);
+	if (t.nrows == 1)
+		printf("%s\n", empty);
+	else
+		ctl_table_print(&t, stdout);
+	ctl_table_free(&t);
+	json_decref(answer);
+	return CTL_EXIT_OK;
+}
+
 /* A positive decimal job id, or 0. */
 static long long parse_job_id(const char *s)
 {
@@ -268,8 +326,7 @@ static int cmd_status(const struct ctl *c)
 	json_object_foreach(node, key, v) {
 		if (strcmp(key, "collectors") == 0 || strcmp(key, "daemon") == 0)
 			continue;   /* the table below, and the first line */
-		ctl_print_field(key, json_is_object(v) ? ctl_fmt_object(v, buf, sizeof(buf))
-			: ctl_fmt_scalar(v, buf, sizeof(buf)), CTL_FIELD_WIDTH);
+		ctl_print_field(key, fmt_value(v, buf, sizeof(buf)), CTL_FIELD_WIDTH);
 	}
 	v = json_object_get(node, "collectors");
 	if (json_is_array(v)) {
@@ -298,51 +355,34 @@ done:
 	return rc;
 }
 
+static void add_job_row(struct ctl_table *t, const json_t *job)
+{
+	char id[32], pid[32], started[32], sps[32], cfg[512];
+	const json_t *latest = json_object_get(job, "latest");
+	const char *row[8] = {
+		ctl_fmt_scalar(json_object_get(job, "id"), id, sizeof(id)),
+		json_string_value(json_object_get(job, "workload")),
+		json_string_value(json_object_get(job, "state")),
+		json_string_value(json_object_get(job, "external_id")),
+		ctl_fmt_scalar(json_object_get(job, "pid"), pid, sizeof(pid)),
+		ctl_fmt_time(json_object_get(job, "started"), started, sizeof(started)),
+		ctl_fmt_scalar(json_object_get(latest, "samples_per_s"), sps, sizeof(sps)),
+		ctl_fmt_object(json_object_get(job, "config"), cfg, sizeof(cfg))};
+
+	ctl_table_add(t, row);
+}
+
 static int cmd_jobs(const struct ctl *c)
 {
 	static const char *const hdr[] = {"ID", "WORKLOAD", "STATE", "EXTERNAL", "PID", "STARTED",
 					  "SAMPLES/S", "CONFIG"};
-	json_t *answer, *list, *job;
-	struct ctl_table t;
-	char path[128];
-	size_t i;
-	int rc;
+	static const struct ctl_listing listing = {"jobs", 8, hdr, add_job_row};
+	const char *state = c->state ? c->state : "running";
+	char path[128], empty[64];
 
-	snprintf(path, sizeof(path), "/api/v1/jobs?state=%s", c->state ? c->state : "running");
-	rc = ctl_call(c, "GET", path, NULL, &answer, NULL);
-	if (rc != CTL_EXIT_OK)
-		return rc;
-	if (c->json) {
-		print_json(answer);
-		json_decref(answer);
-		return CTL_EXIT_OK;
-	}
-	list = ctl_list(answer, "jobs");
-	if (!list || ctl_table_init(&t, 8, hdr) < 0) {
-		json_decref(answer);
-		return CTL_EXIT_BAD_REPLY;
-	}
-	json_array_foreach(list, i, job) {
-		char id[32], pid[32], started[32], sps[32], cfg[512];
-		const json_t *latest = json_object_get(job, "latest");
-		const char *row[8] = {
-			ctl_fmt_scalar(json_object_get(job, "id"), id, sizeof(id)),
-			json_string_value(json_object_get(job, "workload")),
-			json_string_value(json_object_get(job, "state")),
-			json_string_value(json_object_get(job, "external_id")),
-			ctl_fmt_scalar(json_object_get(job, "pid"), pid, sizeof(pid)),
-			ctl_fmt_time(json_object_get(job, "started"), started, sizeof(started)),
-			ctl_fmt_scalar(json_object_get(latest, "samples_per_s"), sps, sizeof(sps)),
-			ctl_fmt_object(json_object_get(job, "config"), cfg, sizeof(cfg))};
-		ctl_table_add(&t, row);
-	}
-	if (t.nrows == 1)
-		printf("no %s jobs\n", c->state ? c->state : "running");
-	else
-		ctl_table_print(&t, stdout);
-	ctl_table_free(&t);
-	json_decref(answer);
-	return CTL_EXIT_OK;
+	snprintf(path, sizeof(path), "/api/v1/jobs?state=%s", state);
+	snprintf(empty, sizeof(empty), "no %s jobs", state);
+	return print_listing(c, path, &listing, empty);
 }
 
 static void print_trials(const json_t *trials)
@@ -381,23 +421,16 @@ static int cmd_job(const struct ctl *c, const char *arg)
 	if (rc != CTL_EXIT_OK)
 		return rc;
 	snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
-	rc = ctl_call(c, "GET", path, NULL, &job, NULL);
-	if (rc != CTL_EXIT_OK)
+	rc = get_answer(c, path, &job);
+	if (rc != CTL_EXIT_OK || !job)
 		return rc;
-	if (c->json) {
-		print_json(job);
-		json_decref(job);
-		return CTL_EXIT_OK;
-	}
 	json_object_foreach(job, key, v) {
 		if (json_is_array(v))
 			continue;   /* trials and phases: tables below */
 		if (strcmp(key, times[0]) == 0 || strcmp(key, times[1]) == 0)
 			ctl_fmt_time(v, buf, sizeof(buf));
-		else if (json_is_object(v))
-			ctl_fmt_object(v, buf, sizeof(buf));
 		else
-			ctl_fmt_scalar(v, buf, sizeof(buf));
+			fmt_value(v, buf, sizeof(buf));
 		ctl_print_field(key, buf, CTL_FIELD_WIDTH);
 	}
 	print_trials(json_object_get(job, "trials"));
@@ -415,50 +448,32 @@ static const json_t *workload_best(const json_t *w)
 	return json_is_object(cfg) ? cfg : best;
 }
 
+static void add_workload_row(struct ctl_table *t, const json_t *w)
+{
+	static const char *const name_keys[] = {"name", "workload", NULL};
+	static const char *const trial_keys[] = {"trials", "n_trials", "trial_count", NULL};
+	char name[160], params[256], best[512], conf[32], trials[32];
+	const json_t *tr = ctl_get_any(w, trial_keys);
+	const char *row[6] = {
+		ctl_fmt_scalar(ctl_get_any(w, name_keys), name, sizeof(name)),
+		ctl_fmt_object(json_object_get(w, "params"), params, sizeof(params)),
+		json_string_value(json_object_get(w, "objective")),
+		ctl_fmt_object(workload_best(w), best, sizeof(best)),
+		ctl_fmt_scalar(json_object_get(w, "confidence"), conf, sizeof(conf)),
+		/* trials may be a count or the list of them */
+		json_is_array(tr) ? (snprintf(trials, sizeof(trials), "%zu", json_array_size(tr)), trials)
+			: ctl_fmt_scalar(tr, trials, sizeof(trials))};
+
+	ctl_table_add(t, row);
+}
+
 static int cmd_workloads(const struct ctl *c)
 {
 	static const char *const hdr[] = {"WORKLOAD", "PARAMS", "OBJECTIVE", "BEST", "CONFIDENCE",
 					  "TRIALS"};
-	static const char *const name_keys[] = {"name", "workload", NULL};
-	static const char *const trial_keys[] = {"trials", "n_trials", "trial_count", NULL};
-	json_t *answer, *list, *w;
-	struct ctl_table t;
-	size_t i;
-	int rc = ctl_call(c, "GET", "/api/v1/workloads", NULL, &answer, NULL);
+	static const struct ctl_listing listing = {"workloads", 6, hdr, add_workload_row};
 
-	if (rc != CTL_EXIT_OK)
-		return rc;
-	if (c->json) {
-		print_json(answer);
-		json_decref(answer);
-		return CTL_EXIT_OK;
-	}
-	list = ctl_list(answer, "workloads");
-	if (!list || ctl_table_init(&t, 6, hdr) < 0) {
-		json_decref(answer);
-		return CTL_EXIT_BAD_REPLY;
-	}
-	json_array_foreach(list, i, w) {
-		char name[160], params[256], best[512], conf[32], trials[32];
-		const json_t *tr = ctl_get_any(w, trial_keys);
-		const char *row[6] = {
-			ctl_fmt_scalar(ctl_get_any(w, name_keys), name, sizeof(name)),
-			ctl_fmt_object(json_object_get(w, "params"), params, sizeof(params)),
-			json_string_value(json_object_get(w, "objective")),
-			ctl_fmt_object(workload_best(w), best, sizeof(best)),
-			ctl_fmt_scalar(json_object_get(w, "confidence"), conf, sizeof(conf)),
-			/* trials may be a count or the list of them */
-			json_is_array(tr) ? (snprintf(trials, sizeof(trials), "%zu", json_array_size(tr)), trials)
-				: ctl_fmt_scalar(tr, trials, sizeof(trials))};
-		ctl_table_add(&t, row);
-	}
-	if (t.nrows == 1)
-		printf("no workloads yet\n");
-	else
-		ctl_table_print(&t, stdout);
-	ctl_table_free(&t);
-	json_decref(answer);
-	return CTL_EXIT_OK;
+	return print_listing(c, "/api/v1/workloads", &listing, "no workloads yet");
 }
 
 /* Builds "/api/v1/recommend?workload=W&k=v...&format=F"; NULL on a bad K=V. */
@@ -543,8 +558,7 @@ static int cmd_recommend(const struct ctl *c, const char *workload, char **kv, i
 		if (ctl_table_init(&t, 2, hdr) == 0) {
 			json_object_foreach(cfg, key, v) {
 				char buf[512];
-				const char *row[2] = {key, json_is_object(v) ? ctl_fmt_object(v, buf, sizeof(buf))
-					: ctl_fmt_scalar(v, buf, sizeof(buf))};
+				const char *row[2] = {key, fmt_value(v, buf, sizeof(buf))};
 				ctl_table_add(&t, row);
 			}
 			printf("\n");
