@@ -261,6 +261,33 @@ int store_job_set_config(struct store *st, int64_t id, const char *config_json)
 
 /* ---- jobs: reads ---- */
 
+/* Reads one row of a query into arg (a JSON container, a struct). */
+typedef void (*row_fn)(sqlite3_stmt *s, void *arg);
+
+/*
+ * Runs sql, a SELECT of the job with ?1 = id, on c and hands each row to
+ * row(s, arg).  Returns STORE_OK, STORE_ENOTFOUND when must_exist and no
+ * row came, or the failure (logged once with what).
+ */
+static int query_by_id(struct store_conn *c, const char *sql, int64_t id, bool must_exist, row_fn row, void *arg,
+		       const char *what)
+{
+	sqlite3_stmt *s = store_stmt(c, sql);
+	bool any = false;
+	int rc;
+
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		row(s, arg);
+		any = true;
+	}
+	if (rc != SQLITE_DONE)
+		return store_fail(c, rc, what);
+	return must_exist && !any ? STORE_ENOTFOUND : STORE_OK;
+}
+
 static json_t *job_row_json(sqlite3_stmt *s)
 {
 	json_t *j = json_object();
@@ -287,23 +314,18 @@ static json_t *job_row_json(sqlite3_stmt *s)
 	return j;
 }
 
+static void latest_row(sqlite3_stmt *s, void *latest)
+{
+	json_object_set_new(latest, (const char *)sqlite3_column_text(s, 0), json_real(sqlite3_column_double(s, 1)));
+}
+
 /* The latest value of each of the job's series (kept by store_samples.c). */
 static int job_latest_json(struct store_conn *c, int64_t id, json_t *job)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_job_latest);
 	json_t *latest = json_object();
-	int rc;
 
-	if (!s) {
-		json_decref(latest);
-		return STORE_EIO;
-	}
-	sqlite3_bind_int64(s, 1, id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		json_object_set_new(latest, (const char *)sqlite3_column_text(s, 0),
-				    json_real(sqlite3_column_double(s, 1)));
 	json_object_set_new(job, "latest", latest);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "latest samples");
+	return query_by_id(c, sql_job_latest, id, false, latest_row, latest, "latest samples");
 }
 
 int store_jobs_list(struct store *st, const char *state, json_t **out)
@@ -335,82 +357,63 @@ int store_jobs_list(struct store *st, const char *state, json_t **out)
 	return STORE_OK;
 }
 
+static void trial_row(sqlite3_stmt *s, void *trials)
+{
+	json_t *t = json_object();
+	sqlite3_int64 n = sqlite3_column_int64(s, 4);
+	double m2 = sqlite3_column_double(s, 6);
+
+	json_object_set_new(t, "id", json_integer(sqlite3_column_int64(s, 0)));
+	json_object_set_new(t, "phase", store_col_text(s, 1));
+	json_object_set_new(t, "config", store_col_json(s, 2));
+	json_object_set_new(t, "objective", store_col_text(s, 3));
+	json_object_set_new(t, "n", json_integer(n));
+	json_object_set_new(t, "mean", store_col_real(s, 5));
+	json_object_set_new(t, "std", n > 1 ? json_real(sqrt(fmax(0.0, m2 / (double)(n - 1)))) : json_null());
+	json_object_set_new(t, "t_start", store_col_real(s, 7));
+	json_object_set_new(t, "t_end", store_col_real(s, 8));
+	json_array_append_new(trials, t);
+}
+
 static int job_trials_json(struct store_conn *c, int64_t id, json_t *job)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_job_trials);
 	json_t *trials = json_array();
-	int rc;
 
-	if (!s) {
-		json_decref(trials);
-		return STORE_EIO;
-	}
-	sqlite3_bind_int64(s, 1, id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		json_t *t = json_object();
-		sqlite3_int64 n = sqlite3_column_int64(s, 4);
-		double m2 = sqlite3_column_double(s, 6);
-		json_object_set_new(t, "id", json_integer(sqlite3_column_int64(s, 0)));
-		json_object_set_new(t, "phase", store_col_text(s, 1));
-		json_object_set_new(t, "config", store_col_json(s, 2));
-		json_object_set_new(t, "objective", store_col_text(s, 3));
-		json_object_set_new(t, "n", json_integer(n));
-		json_object_set_new(t, "mean", store_col_real(s, 5));
-		json_object_set_new(t, "std", n > 1 ? json_real(sqrt(fmax(0.0, m2 / (double)(n - 1)))) : json_null());
-		json_object_set_new(t, "t_start", store_col_real(s, 7));
-		json_object_set_new(t, "t_end", store_col_real(s, 8));
-		json_array_append_new(trials, t);
-	}
 	json_object_set_new(job, "trials", trials);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "job trials");
+	return query_by_id(c, sql_job_trials, id, false, trial_row, trials, "job trials");
+}
+
+static void phase_row(sqlite3_stmt *s, void *phases)
+{
+	json_array_append_new(phases, store_col_text(s, 0));
 }
 
 static int job_phases_json(struct store_conn *c, int64_t id, json_t *job)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_job_phases);
 	json_t *phases = json_array();
-	int rc;
 
-	if (!s) {
-		json_decref(phases);
-		return STORE_EIO;
-	}
-	sqlite3_bind_int64(s, 1, id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		json_array_append_new(phases, store_col_text(s, 0));
 	json_object_set_new(job, "phases", phases);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "job phases");
+	return query_by_id(c, sql_job_phases, id, false, phase_row, phases, "job phases");
+}
+
+/* The job's row as JSON into *(json_t **)arg. */
+static void job_row(sqlite3_stmt *s, void *arg)
+{
+	*(json_t **)arg = job_row_json(s);
 }
 
 int store_job_get(struct store *st, int64_t id, json_t **out)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_job_one);
 	json_t *job = NULL;
-	int rc, r = STORE_OK;
+	int r = query_by_id(c, sql_job_one, id, true, job_row, &job, "get job");
 
-	if (!s) {
-		r = STORE_EIO;
-		goto done;
-	}
-	sqlite3_bind_int64(s, 1, id);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		r = STORE_ENOTFOUND;
-		goto done;
-	}
-	if (rc != SQLITE_ROW) {
-		r = store_fail(c, rc, "get job");
-		goto done;
-	}
-	job = job_row_json(s);
-	sqlite3_reset(s);
-	r = job_trials_json(c, id, job);
+	if (r == STORE_OK)
+		r = job_trials_json(c, id, job);
 	if (r == STORE_OK)
 		r = job_phases_json(c, id, job);
 	if (r == STORE_OK)
 		r = job_latest_json(c, id, job);
-done:
 	store_reader_done(st, c);
 	if (r != STORE_OK) {
 		json_decref(job);
@@ -433,32 +436,25 @@ int store_latest(struct store *st, int64_t job_id, json_t **out)
 	return r;
 }
 
+static void brief_row(sqlite3_stmt *s, void *arg)
+{
+	struct job_brief *out = arg;
+
+	memset(out, 0, sizeof(*out));
+	out->id = sqlite3_column_int64(s, 0);
+	out->running = strcmp((const char *)sqlite3_column_text(s, 1), "running") == 0;
+	out->has_uid = sqlite3_column_type(s, 2) != SQLITE_NULL;
+	out->uid = (uid_t)sqlite3_column_int64(s, 2);
+	out->workload_id = sqlite3_column_int64(s, 3);
+	snprintf(out->workload, sizeof(out->workload), "%s", (const char *)sqlite3_column_text(s, 4));
+	snprintf(out->objective, sizeof(out->objective), "%s", (const char *)sqlite3_column_text(s, 5));
+}
+
 int store_job_brief(struct store *st, int64_t id, struct job_brief *out)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_job_brief);
-	int rc, r = STORE_OK;
+	int r = query_by_id(c, sql_job_brief, id, true, brief_row, out, "job brief");
 
-	if (!s) {
-		store_reader_done(st, c);
-		return STORE_EIO;
-	}
-	sqlite3_bind_int64(s, 1, id);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		memset(out, 0, sizeof(*out));
-		out->id = sqlite3_column_int64(s, 0);
-		out->running = strcmp((const char *)sqlite3_column_text(s, 1), "running") == 0;
-		out->has_uid = sqlite3_column_type(s, 2) != SQLITE_NULL;
-		out->uid = (uid_t)sqlite3_column_int64(s, 2);
-		out->workload_id = sqlite3_column_int64(s, 3);
-		snprintf(out->workload, sizeof(out->workload), "%s", (const char *)sqlite3_column_text(s, 4));
-		snprintf(out->objective, sizeof(out->objective), "%s", (const char *)sqlite3_column_text(s, 5));
-	} else if (rc == SQLITE_DONE) {
-		r = STORE_ENOTFOUND;
-	} else {
-		r = store_fail(c, rc, "job brief");
-	}
 	store_reader_done(st, c);
 	return r;
 }
