@@ -17,7 +17,7 @@ static const char sql_node_save[] =
 static const char sql_workload_upsert[] =
 	"INSERT INTO workloads (name, params, hw_class, created) VALUES (?1, ?2, ?3, ?4) "
 	"ON CONFLICT(name, params, hw_class) DO UPDATE SET name = name RETURNING id";
-/* ?2..?7 are bound by bind_job_fields() for both statements. */
+/* ?2..?7 are bound by job_stmt() for both statements. */
 static const char sql_job_insert[] =
 	"INSERT INTO jobs (workload_id, pid, uid, objective, knobs, command, external_id, config, source, "
 	"started) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
@@ -122,9 +122,21 @@ static int workload_id_of(struct store_conn *c, const struct job_spec *sp, int64
 	return STORE_OK;
 }
 
-/* Binds what registration and adoption both set: ?2 workload .. ?7 command. */
-static void bind_job_fields(sqlite3_stmt *s, int64_t workload_id, const struct job_spec *sp)
+/*
+ * Registration's or adoption's statement (sql) into *out, with what both
+ * set bound: ?2 the workload (created on first sight) .. ?7 command.
+ * Returns STORE_OK or the failure.
+ */
+static int job_stmt(struct store_conn *c, const char *sql, const struct job_spec *sp, sqlite3_stmt **out)
 {
+	sqlite3_stmt *s;
+	int64_t workload_id;
+	int rc;
+
+	if ((rc = workload_id_of(c, sp, &workload_id)) != STORE_OK)
+		return rc;
+	if (!(s = store_stmt(c, sql)))
+		return STORE_EIO;
 	sqlite3_bind_int64(s, 2, workload_id);
 	if (sp->pid > 0)
 		sqlite3_bind_int64(s, 3, sp->pid);
@@ -133,6 +145,8 @@ static void bind_job_fields(sqlite3_stmt *s, int64_t workload_id, const struct j
 	sqlite3_bind_text(s, 5, sp->objective ? sp->objective : "throughput", -1, SQLITE_STATIC);
 	bind_text_or_null(s, 6, sp->knobs_json);
 	bind_text_or_null(s, 7, sp->command);
+	*out = s;
+	return STORE_OK;
 }
 
 static int apply_job_register(struct store_conn *c, void *arg)
@@ -140,15 +154,10 @@ static int apply_job_register(struct store_conn *c, void *arg)
 	struct job_insert *ji = arg;
 	const struct job_spec *sp = ji->spec;
 	sqlite3_stmt *s;
-	int64_t workload_id;
 	int rc;
 
-	if ((rc = workload_id_of(c, sp, &workload_id)) != STORE_OK)
+	if ((rc = job_stmt(c, sql_job_insert, sp, &s)) != STORE_OK)
 		return rc;
-	s = store_stmt(c, sql_job_insert);
-	if (!s)
-		return STORE_EIO;
-	bind_job_fields(s, workload_id, sp);
 	bind_text_or_null(s, 8, sp->external_id);
 	bind_text_or_null(s, 9, sp->config_json);
 	sqlite3_bind_text(s, 10, sp->source ? sp->source : "registered", -1, SQLITE_STATIC);
@@ -172,18 +181,12 @@ int store_job_register(struct store *st, const struct job_spec *spec, int64_t *i
 static int apply_job_adopt(struct store_conn *c, void *arg)
 {
 	struct job_insert *ji = arg;
-	const struct job_spec *sp = ji->spec;
 	sqlite3_stmt *s;
-	int64_t workload_id;
 	int rc;
 
-	if ((rc = workload_id_of(c, sp, &workload_id)) != STORE_OK)
+	if ((rc = job_stmt(c, sql_job_adopt, ji->spec, &s)) != STORE_OK)
 		return rc;
-	s = store_stmt(c, sql_job_adopt);
-	if (!s)
-		return STORE_EIO;
 	sqlite3_bind_int64(s, 1, ji->id);
-	bind_job_fields(s, workload_id, sp);
 	if ((rc = step_done(c, s, "adopt job")) != STORE_OK)
 		return rc;
 	return sqlite3_changes(c->db) == 1 ? STORE_OK : STORE_ENOTFOUND;
