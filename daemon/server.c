@@ -347,7 +347,14 @@ static struct ip_count *ip_slot(struct server *srv, int family, const unsigned c
 	return create ? free_slot : NULL;
 }
 
-/* MHD's accept policy: a remote address already holding its share of connections is refused. */
+/*
+ * MHD's accept policy: a remote address already holding its share of
+ * connections is refused.  The connection is counted here, in the same
+ * locked step as the check: the pool's threads accept concurrently, and
+ * counting later (when MHD reports the connection started) let several
+ * pass the check at once.  MHD fails a connection after this only when out
+ * of memory; that would leave one count behind.
+ */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct server *srv = ((struct listener *)cls)->srv;
@@ -360,8 +367,12 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 	if (!srv->per_ip_limit || !remote_key(addr, &family, key))
 		return MHD_YES;
 	pthread_mutex_lock(&srv->ip_lock);
-	c = ip_slot(srv, family, key, false);
-	ok = !c || c->count < srv->per_ip_limit;
+	c = ip_slot(srv, family, key, true);
+	ok = c && c->count < srv->per_ip_limit;
+	if (ok)
+		c->count++;
+	else if (c && c->count == 0)
+		c->family = 0;
 	pthread_mutex_unlock(&srv->ip_lock);
 	if (!ok) {
 		char who[64];
@@ -371,7 +382,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 	return ok ? MHD_YES : MHD_NO;
 }
 
-/* Counts a remote address's connections as MHD opens and closes them. */
+/* Ties a counted connection to its address's slot, and uncounts it when it closes. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
@@ -385,9 +396,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		if (!srv->per_ip_limit || !ci || !remote_key(ci->client_addr, &family, key))
 			return;
 		pthread_mutex_lock(&srv->ip_lock);
-		c = ip_slot(srv, family, key, true);
-		if (c)
-			c->count++;
+		c = ip_slot(srv, family, key, false);   /* counted by on_accept */
 		pthread_mutex_unlock(&srv->ip_lock);
 		*socket_context = c;
 	} else if (c) {

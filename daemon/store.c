@@ -45,7 +45,7 @@ struct store {
 	bool stopping;
 	int write_status;               /* STORE_OK or the last batch's failure */
 	char write_error[256];
-	const char *pragmas;            /* applied to each new writer connection */
+	bool synchronous_full;          /* fsync each commit: the writer's pragmas */
 
 	pthread_mutex_t rlock;          /* guards the reader pool */
 	pthread_cond_t rfree;
@@ -59,6 +59,10 @@ static const char sql_release[] = "RELEASE op";
 static const char sql_rollback_to[] = "ROLLBACK TO op";
 static const char sql_begin[] = "BEGIN IMMEDIATE";
 static const char sql_commit[] = "COMMIT";
+static const char sql_pragmas_normal[] =
+	"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
+static const char sql_pragmas_full[] =
+	"PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;";
 
 const char *store_strerror(int err)
 {
@@ -330,13 +334,13 @@ static int store_setup_writer(struct store *st, const struct store_options *opt)
 	char *err = NULL;
 	int version = 0;
 
-	st->pragmas = opt->synchronous_full
-		? "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"
-		: "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
+	const char *pragmas = opt->synchronous_full ? sql_pragmas_full : sql_pragmas_normal;
+
+	st->synchronous_full = opt->synchronous_full;
 	if (store_conn_open(&st->writer, st->path, false) < 0 ||
 	    store_check_identity(&st->writer, st->path, &version) < 0)
 		return -1;
-	if (sqlite3_exec(st->writer.db, st->pragmas, NULL, NULL, &err) != SQLITE_OK) {
+	if (sqlite3_exec(st->writer.db, pragmas, NULL, NULL, &err) != SQLITE_OK) {
 		log_warnx("store: %s: %s", st->path, err ? err : "?");
 		sqlite3_free(err);
 		return -1;
@@ -443,6 +447,7 @@ static int store_run_op(struct store_conn *c, struct store_op *op)
 static int store_reopen_all(struct store *st)
 {
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	const char *pragmas = st->synchronous_full ? sql_pragmas_full : sql_pragmas_normal;
 	bool quiet = st->writer.quiet;
 	int r = 0;
 
@@ -459,7 +464,7 @@ static int store_reopen_all(struct store *st)
 	store_conn_close(&st->writer);
 	if (sqlite3_open_v2(st->path, &st->writer.db, flags, NULL) != SQLITE_OK ||
 	    sqlite3_db_readonly(st->writer.db, "main") != 0 ||
-	    sqlite3_exec(st->writer.db, st->pragmas, NULL, NULL, NULL) != SQLITE_OK)
+	    sqlite3_exec(st->writer.db, pragmas, NULL, NULL, NULL) != SQLITE_OK)
 		r = -1;
 	sqlite3_busy_timeout(st->writer.db, 5000);
 	sqlite3_extended_result_codes(st->writer.db, 1);

@@ -81,7 +81,10 @@ int store_job_register(struct store *st, const struct job_spec *spec, int64_t *i
  * STORE_ENOTFOUND when it is no longer running.
  */
 int store_job_adopt(struct store *st, int64_t id, const struct job_spec *spec);
-/* Marks a running job ended; STORE_ENOTFOUND if unknown, ok if already ended. */
+/*
+ * Marks a job ended; STORE_ENOTFOUND if unknown.  Ending an ended job keeps
+ * its end time and records an exit status it did not have yet.
+ */
 int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status);
 /* Replaces the job's current config (JSON object). */
 int store_job_set_config(struct store *st, int64_t id, const char *config_json);

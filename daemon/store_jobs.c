@@ -24,8 +24,14 @@ static const char sql_job_insert[] =
 static const char sql_job_adopt[] =
 	"UPDATE jobs SET workload_id = ?2, pid = coalesce(?3, pid), uid = ?4, objective = ?5, knobs = ?6, "
 	"command = coalesce(?7, command) WHERE id = ?1 AND state = 'running'";
+/*
+ * Ending twice keeps the first end time but takes an exit status the first
+ * did not have: discovery often sees a job's processes gone before the
+ * Slurm epilog or the client reports how it exited.
+ */
 static const char sql_job_end[] =
-	"UPDATE jobs SET state = 'ended', ended = ?2, exit_status = ?3 WHERE id = ?1 AND state = 'running'";
+	"UPDATE jobs SET state = 'ended', ended = coalesce(ended, ?2), exit_status = coalesce(exit_status, ?3) "
+	"WHERE id = ?1";
 static const char sql_job_exists[] = "SELECT 1 FROM jobs WHERE id = ?1";
 static const char sql_job_set_config[] = "UPDATE jobs SET config = ?2 WHERE id = ?1";
 

@@ -220,6 +220,18 @@ with Daemon(workdir=workdir) as d:
         assert any(j["id"] == jid for j in ended)
         assert not any(j["id"] == jid for j in d.get("/api/v1/jobs")[2]["jobs"])
 
+    @tap.test("ending an ended job keeps its end time and takes an exit status it lacked")
+    def _():
+        j = d.register("ended-twice")["id"]
+        assert d.post("/api/v1/jobs/%d/end" % j, {})[0] == 200
+        first = d.get("/api/v1/jobs/%d" % j)[2]
+        assert first["exit_status"] is None, first
+        assert d.post("/api/v1/jobs/%d/end" % j, {"exit_status": 7})[0] == 200
+        again = d.get("/api/v1/jobs/%d" % j)[2]
+        assert again["exit_status"] == 7 and again["ended"] == first["ended"], (first, again)
+        assert d.post("/api/v1/jobs/%d/end" % j, {"exit_status": 9})[0] == 200
+        assert d.get("/api/v1/jobs/%d" % j)[2]["exit_status"] == 7
+
     @tap.test("the dashboard is served at / with its content type")
     def _():
         status, hdrs, body = d.get("/")
