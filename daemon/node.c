@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "procfs.h"
 
 #define NODE_MAX_CPUS 4096
 
@@ -38,37 +39,15 @@ static int read_line(const char *root, const char *rel, char *buf, size_t len)
 	return 0;
 }
 
-/* Parses a cpulist such as "0-3,8,10-11" into set; returns the count or -1. */
+/* Marks the CPUs of a list such as "0-3,8" in set; returns how many, or -1. */
 static int parse_cpulist(const char *list, unsigned char *set, int max)
 {
-	const char *p = list;
 	int count = 0;
 
-	while (*p) {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-		if (end == p || a < 0 || a >= max)
-			return -1;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a || b >= max)
-				return -1;
-			p = end;
-		}
-		for (long c = a; c <= b; c++) {
-			if (!set[c])
-				count++;
-			set[c] = 1;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p && !isspace((unsigned char)*p))
-			return -1;
-		else
-			break;
-	}
+	if (procfs_cpulist_mask(list, set, max) < 0)
+		return -1;
+	for (int i = 0; i < max; i++)
+		count += set[i] != 0;
 	return count;
 }
 
