@@ -136,7 +136,7 @@ static int workload_id_of(struct store_conn *c, const struct job_spec *sp, int64
 static int job_stmt(struct store_conn *c, const char *sql, const struct job_spec *sp, sqlite3_stmt **out)
 {
 	sqlite3_stmt *s;
-	int64_t workload_id;
+	int64_t workload_id = 0;   /* set by workload_id_of; gcc -O2 cannot tell */
 	int rc;
 
 	if ((rc = workload_id_of(c, sp, &workload_id)) != STORE_OK)
