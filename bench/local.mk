@@ -25,7 +25,7 @@ bench_peers_ingest_load_SOURCES = bench/peers/ingest_load.c bench/peers/rows.h
 bench_peers_spawn_jobs_SOURCES = bench/peers/spawn_jobs.c
 bench_peers_storm_SOURCES = bench/peers/storm.c
 
-EXTRA_DIST += bench/run bench/README.md
+EXTRA_DIST += bench/run bench/README.md bench/RESULTS.md
 
 .PHONY: bench bench-peers
 bench-peers: $(BENCH_PEERS)
