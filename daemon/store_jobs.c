@@ -52,8 +52,14 @@ static const char sql_job_one[] =
 static const char sql_job_trials[] =
 	"SELECT id, phase, config, objective, n, mean, m2, t_start, t_end FROM trials "
 	"WHERE job_id = ?1 ORDER BY t_start, id";
+/* A loose index scan on samples_job_phase: one probe per distinct phase. */
 static const char sql_job_phases[] =
-	"SELECT DISTINCT phase FROM samples WHERE job_id = ?1 AND phase IS NOT NULL ORDER BY phase";
+	"WITH RECURSIVE p(phase) AS ("
+	" SELECT (SELECT min(phase) FROM samples WHERE job_id = ?1 AND phase IS NOT NULL)"
+	" UNION ALL"
+	" SELECT (SELECT min(phase) FROM samples WHERE job_id = ?1 AND phase > p.phase) FROM p"
+	" WHERE p.phase IS NOT NULL)"
+	" SELECT phase FROM p WHERE phase IS NOT NULL";
 static const char sql_job_latest[] = "SELECT name, value FROM latest WHERE job_id = ?1";
 static const char sql_job_brief[] =
 	"SELECT j.id, j.state, j.uid, j.workload_id, w.name, j.objective FROM jobs j "

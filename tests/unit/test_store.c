@@ -198,6 +198,35 @@ static void test_samples_and_latest(void **state)
 	assert_int_equal(query_int(f->path, "SELECT count(*) FROM samples"), 201);
 }
 
+static void test_phases_listed_once_each_in_order(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	static const char *const phases[] = {"lstm", "decoder", NULL, "embedding", "lstm", "decoder"};
+	struct sample s[600];
+	json_t *job, *list;
+	int64_t id = register_job(st, "phased", "{}");
+
+	for (int i = 0; i < 600; i++)
+		s[i] = (struct sample){.job_id = id, .t = 100.0 + i, .name = "phase_time_s", .value = 0.1,
+				       .phase = phases[i % 6]};
+	assert_int_equal(store_samples_write(st, s, 600), STORE_OK);
+	/* Another job's phases stay out of this one's list. */
+	s[0].job_id = register_job(st, "other", "{}");
+	s[0].phase = "zzz";
+	assert_int_equal(store_samples_write(st, s, 1), STORE_OK);
+	assert_int_equal(store_job_get(st, id, &job), STORE_OK);
+	list = json_object_get(job, "phases");
+	assert_int_equal(json_array_size(list), 3);
+	assert_string_equal(json_string_value(json_array_get(list, 0)), "decoder");
+	assert_string_equal(json_string_value(json_array_get(list, 1)), "embedding");
+	assert_string_equal(json_string_value(json_array_get(list, 2)), "lstm");
+	json_decref(job);
+	store_close(st);
+	/* The walk has the index it relies on. */
+	assert_int_equal(query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'samples_job_phase'"), 1);
+}
+
 struct writer_arg {
 	struct store *st;
 	int64_t job;
@@ -257,6 +286,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuses_non_sqlite_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_samples_and_latest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_phases_listed_once_each_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_op_leaves_the_store_writable, setup, teardown),
 	};
