@@ -155,13 +155,12 @@ static void export_declared(struct lines *l, const json_t *config)
 	}
 }
 
-static void reply_exports(const struct http_request *req, struct http_response *resp, const json_t *rec,
-			  bool shell)
+/* The exports for rec without the job's own line (so the text can be cached for every job). */
+static struct lines render_exports(const json_t *rec, bool shell)
 {
 	struct lines l = {NULL, 0, 0, shell};
 	const json_t *config = json_object_get(rec, "config");
 	char *params = json_dumps(json_object_get(rec, "params"), JSON_COMPACT | JSON_SORT_KEYS);
-	const char *job = http_query(req, "job");
 
 	if (shell) {
 		/* One comment for the person reading the script's output; TaskProlog takes only exports. */
@@ -181,9 +180,48 @@ static void reply_exports(const struct http_request *req, struct http_response *
 	lines_export(&l, "DLPROF_WORKLOAD", json_string_value(json_object_get(rec, "workload")));
 	if (params && strcmp(params, "{}") != 0)
 		lines_export(&l, "DLPROF_PARAMS", params);
+	free(params);
+	return l;
+}
+
+/* The rendered answer, as http_reply_json would send it (JSON and a newline) or as exports. */
+static char *render_answer(json_t *rec, char format, size_t *len)
+{
+	struct lines l;
+	char *text;
+
+	if (format != 'j') {
+		l = render_exports(rec, format == 'e');
+		*len = l.len;
+		return l.buf;
+	}
+	/* The flags and the newline of http_reply_json, so a cached answer reads the same. */
+	if (!(text = json_dumps(rec, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16))))
+		return NULL;
+	*len = strlen(text);
+	char *nl = realloc(text, *len + 2);
+	if (!nl) {
+		free(text);
+		return NULL;
+	}
+	nl[(*len)++] = '\n';
+	nl[*len] = '\0';
+	return nl;
+}
+
+/* Sends body (a rendered answer, stolen), adding the job's line to exports. */
+static void reply_answer(const struct http_request *req, struct http_response *resp, char format, char *body,
+			 size_t len)
+{
+	const char *job = http_query(req, "job");
+	struct lines l = {body, len, len + 1, format == 'e'};
+
+	if (format == 'j') {
+		http_reply_text(resp, 200, "application/json", body, len);
+		return;
+	}
 	if (job && *job)
 		lines_export(&l, "DLPROF_JOB", job);
-	free(params);
 	if (!l.buf) {
 		http_reply_error(resp, 500, "internal", "out of memory");
 		return;
@@ -191,9 +229,44 @@ static void reply_exports(const struct http_request *req, struct http_response *
 	http_reply_text(resp, 200, "text/plain; charset=utf-8", l.buf, l.len);
 }
 
+static bool key_add(char *key, size_t *len, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (*len + n > TUNER_ANSWER_KEY_MAX)
+		return false;
+	memcpy(key + *len, s, n);
+	*len += n;
+	return true;
+}
+
+/*
+ * The cache key of a query: format, objective, name, then every parameter
+ * pair in the order given, each NUL-terminated (query values hold no NUL,
+ * so distinct queries give distinct keys).  The job is not in it: it only
+ * adds a line after the cached text.  0 when the query is too long to cache.
+ */
+static size_t recommend_key(const struct http_request *req, const char *name, const char *objective, char format,
+			    char *key)
+{
+	size_t len = 1;
+
+	key[0] = format;
+	if (!key_add(key, &len, objective) || !key_add(key, &len, name))
+		return 0;
+	for (size_t i = 0; i < req->nquery; i++)
+		if (!reserved_key(req->query[i].key) && req->query[i].key[0] &&
+		    (!key_add(key, &len, req->query[i].key) || !key_add(key, &len, req->query[i].value)))
+			return 0;
+	return len;
+}
+
 void api_recommend(const struct http_request *req, struct http_response *resp)
 {
 	const char *name = http_query(req, "workload"), *format = http_query(req, "format"), *objective;
+	char key[TUNER_ANSWER_KEY_MAX], fmt, *body;
+	size_t klen, len;
+	uint64_t gen = 0;
 	json_t *params, *rec;
 
 	/* The rule registration applies: a name it refuses cannot have been learned. */
@@ -208,6 +281,12 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 	}
 	if (!(objective = objective_arg(req, resp)) || !tuner_ready(req, resp))
 		return;
+	fmt = !format || strcmp(format, "json") == 0 ? 'j' : strcmp(format, "env") == 0 ? 'e' : 's';
+	klen = recommend_key(req, name, objective, fmt, key);
+	if (klen && (body = tuner_answer_get(req->app->tuner, key, klen, &len, &gen))) {
+		reply_answer(req, resp, fmt, body, len);
+		return;
+	}
 	params = query_params(req);
 	rec = tuner_recommend(req->app->tuner, name, params, objective);
 	json_decref(params);
@@ -215,12 +294,15 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 500, "internal", "no config could be derived for workload %s", name);
 		return;
 	}
-	if (!format || strcmp(format, "json") == 0)
-		http_reply_json(resp, 200, rec);
-	else {
-		reply_exports(req, resp, rec, strcmp(format, "env") == 0);
-		json_decref(rec);
+	body = render_answer(rec, fmt, &len);
+	json_decref(rec);
+	if (!body) {
+		http_reply_error(resp, 500, "internal", "out of memory");
+		return;
 	}
+	if (klen)
+		tuner_answer_put(req->app->tuner, key, klen, body, len, gen);
+	reply_answer(req, resp, fmt, body, len);
 }
 
 void api_workloads_list(const struct http_request *req, struct http_response *resp)

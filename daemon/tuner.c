@@ -853,6 +853,7 @@ void tuner_close(struct tuner *t)
 		t->workloads = w->next;
 		workload_free(w);
 	}
+	tuner_cache_free(t);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -943,6 +944,7 @@ json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, c
 			 &wl);
 	if (w && (j = job_new(t, job_id, w)) && (answer = job_begin(t, j, &wl)))
 		j->answer = json_deep_copy(answer);
+	tuner_cache_changed(t);
 	pthread_mutex_unlock(&t->lock);
 	writes_flush(t, wl);
 	json_decref(canon);
@@ -1005,6 +1007,7 @@ json_t *tuner_job_observe(struct tuner *t, int64_t job_id, const struct sample *
 			j->answer = json_deep_copy(answer);
 		}
 	}
+	tuner_cache_changed(t);
 	pthread_mutex_unlock(&t->lock);
 	writes_flush(t, wl);
 	return answer;
@@ -1025,6 +1028,7 @@ void tuner_job_end(struct tuner *t, int64_t job_id)
 		job_unlink(t, j);
 		job_free(j);
 	}
+	tuner_cache_changed(t);
 	pthread_mutex_unlock(&t->lock);
 	writes_flush(t, wl);
 }

@@ -58,6 +58,22 @@ void tuner_job_end(struct tuner *t, int64_t job_id);
  */
 json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, const char *objective);
 
+/*
+ * Rendered recommend answers, cached so a repeated query is a lookup.  key
+ * (klen bytes, any content) is the caller's canonical form of everything
+ * the answer depends on besides the tuner's state.  tuner_answer_get
+ * returns a malloc'd NUL-terminated copy of the body (*len its length) or
+ * NULL, and sets *gen either way; on a miss the caller computes the answer
+ * and offers it with tuner_answer_put(..., gen), which stores it only if
+ * the tuner learned nothing since (so a stale answer is never cached) and
+ * only within the cache's bounds (long keys or bodies are not cached).
+ */
+#define TUNER_ANSWER_KEY_MAX 1024
+char *tuner_answer_get(struct tuner *t, const char *key, size_t klen, size_t *len, uint64_t *gen);
+void tuner_answer_put(struct tuner *t, const char *key, size_t klen, const char *body, size_t len, uint64_t gen);
+/* Entries currently valid (for tests). */
+size_t tuner_cache_count(struct tuner *t);
+
 /* {"workloads":[...]}: each workload with its best config, confidence and trials. */
 json_t *tuner_workloads(struct tuner *t);
 

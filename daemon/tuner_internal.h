@@ -81,8 +81,30 @@ struct tuner_job {
 	struct tuner_job *next;
 };
 
+/* Rendered recommend answers (tuner_cache.c); bounded: 64 x (1 KiB key + 16 KiB body) at most. */
+#define TUNER_CACHE_SLOTS 64
+#define TUNER_CACHE_KEY_MAX TUNER_ANSWER_KEY_MAX
+#define TUNER_CACHE_BODY_MAX 16384
+
+struct tuner_cached {
+	char *key;                    /* NULL: a free slot */
+	size_t klen;
+	char *body;
+	size_t blen;
+	uint64_t hash;
+	uint64_t used;               /* tick of the last use, for LRU */
+};
+
+struct tuner_cache {
+	struct tuner_cached e[TUNER_CACHE_SLOTS];
+	uint64_t gen;                /* bumped by every change of what the tuner knows */
+	uint64_t filled_gen;         /* the generation the entries were rendered in */
+	uint64_t tick;
+};
+
 struct tuner {
 	pthread_mutex_t lock;
+	struct tuner_cache cache;
 	struct store *st;             /* NULL in unit tests: nothing persisted */
 	struct node_info node;
 	struct tuner_options opt;
@@ -107,6 +129,10 @@ void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner
 /* The most-trialled similar workload, or NULL. */
 struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
 				     const json_t *params, const char *objective);
+/* What the tuner knows changed: every cached answer is stale (lock held). */
+void tuner_cache_changed(struct tuner *t);
+void tuner_cache_free(struct tuner *t);
+
 /* Copies params with integral reals as integers and numeric strings as numbers. */
 json_t *tuner_params_canonical(const json_t *params);
 bool tuner_is_efficiency(const char *objective);

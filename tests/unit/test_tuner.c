@@ -5,6 +5,8 @@
  * per-phase settings, keep exploration within its budget once confident,
  * learn the same whatever the replay speed or the order inside a batch,
  * notice a drift, start from a similar workload, and learn goodput.
+ * Cached recommend answers read as fresh ones, go stale on any change and
+ * stay within their bound.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -441,6 +443,134 @@ static void test_workload_views(void **state)
 	json_decref(w);
 }
 
+/* A recommendation rendered the way the handler caches it. */
+static char *rendered(struct fixture *f, const char *workload)
+{
+	json_t *rec = tuner_recommend(f->t, workload, NULL, "throughput");
+	char *text;
+
+	assert_non_null(rec);
+	text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(rec);
+	assert_non_null(text);
+	return text;
+}
+
+/* Caches the current answer of workload under key; returns the rendered text. */
+static char *cache_answer(struct fixture *f, const char *workload, const char *key)
+{
+	uint64_t gen;
+	size_t len;
+	char *text, *hit;
+
+	assert_null(tuner_answer_get(f->t, key, strlen(key), &len, &gen));
+	text = rendered(f, workload);
+	tuner_answer_put(f->t, key, strlen(key), text, strlen(text), gen);
+	hit = tuner_answer_get(f->t, key, strlen(key), &len, &gen);
+	assert_non_null(hit);
+	assert_int_equal(len, strlen(text));
+	assert_string_equal(hit, text);
+	free(hit);
+	return text;
+}
+
+static void test_answer_cache_same_as_fresh(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config;
+	int64_t id;
+	size_t len;
+	uint64_t gen;
+	char *cached, *fresh, *hit;
+
+	open_all(f, false);
+	config = start_job(f, "peak", NULL, "throughput", "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = run_job(f, id, config, peak3, 200, 10, 1000.0, 0.5, 0, NULL);
+	tuner_job_end(f->t, id);
+	json_decref(config);
+	cached = cache_answer(f, "peak", "peak");
+	/* Nothing learned since: the cached answer is what a fresh one renders, and it stays. */
+	fresh = rendered(f, "peak");
+	assert_string_equal(cached, fresh);
+	hit = tuner_answer_get(f->t, "peak", 4, &len, &gen);
+	assert_non_null(hit);
+	assert_string_equal(hit, fresh);
+	/* Another key is another entry. */
+	assert_null(tuner_answer_get(f->t, "peak2", 5, &len, &gen));
+	free(hit);
+	free(cached);
+	free(fresh);
+}
+
+static void test_answer_cache_invalidated(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config;
+	int64_t id;
+	size_t len;
+	uint64_t gen, old_gen;
+	char *before, *after, *stale;
+
+	open_all(f, false);
+	before = cache_answer(f, "peak", "peak");
+	assert_non_null(strstr(before, "\"source\":\"default\""));
+	assert_null(tuner_answer_get(f->t, "nothing", 7, &len, &old_gen));
+	/* A job starts (it takes GPUs and may change the free ones): the answer is no longer served. */
+	config = start_job(f, "peak", NULL, "throughput", "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	assert_null(tuner_answer_get(f->t, "peak", 4, &len, &gen));
+	/* New trials change the recommendation: the cache misses and the fresh answer differs. */
+	free(cache_answer(f, "peak", "peak"));
+	config = run_job(f, id, config, peak3, 200, 10, 1000.0, 0.5, 0, NULL);
+	tuner_job_end(f->t, id);
+	json_decref(config);
+	assert_null(tuner_answer_get(f->t, "peak", 4, &len, &gen));
+	after = rendered(f, "peak");
+	assert_non_null(strstr(after, "\"source\":\"learned\""));
+	assert_string_not_equal(before, after);
+	/* An answer computed before the change (old generation) is refused. */
+	tuner_answer_put(f->t, "peak", 4, before, strlen(before), old_gen);
+	assert_null(tuner_answer_get(f->t, "peak", 4, &len, &gen));
+	tuner_answer_put(f->t, "peak", 4, after, strlen(after), gen);
+	stale = tuner_answer_get(f->t, "peak", 4, &len, &gen);
+	assert_non_null(stale);
+	assert_string_equal(stale, after);
+	free(stale);
+	free(before);
+	free(after);
+}
+
+static void test_answer_cache_bounded(void **state)
+{
+	struct fixture *f = *state;
+	char key[64], *big, *hit;
+	size_t len;
+	uint64_t gen;
+	int i;
+
+	open_all(f, false);
+	for (i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "hostile-%d", i);
+		assert_null(tuner_answer_get(f->t, key, strlen(key), &len, &gen));
+		tuner_answer_put(f->t, key, strlen(key), "{}", 2, gen);
+		assert_true(tuner_cache_count(f->t) <= 64);
+	}
+	assert_int_equal(tuner_cache_count(f->t), 64);
+	/* The least recently used went: the newest are there, the oldest not. */
+	hit = tuner_answer_get(f->t, "hostile-4999", 12, &len, &gen);
+	assert_non_null(hit);
+	free(hit);
+	assert_null(tuner_answer_get(f->t, "hostile-0", 9, &len, &gen));
+	/* Keys or bodies beyond the bounds are not kept. */
+	big = calloc(1, 64 * 1024 + 1);
+	assert_non_null(big);
+	memset(big, 'x', 64 * 1024);
+	tuner_answer_put(f->t, big, TUNER_ANSWER_KEY_MAX + 1, "{}", 2, gen);
+	assert_null(tuner_answer_get(f->t, big, TUNER_ANSWER_KEY_MAX + 1, &len, &gen));
+	tuner_answer_put(f->t, "big", 3, big, 64 * 1024, gen);
+	assert_null(tuner_answer_get(f->t, "big", 3, &len, &gen));
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +584,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_goodput_objective, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_known_after_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workload_views, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answer_cache_same_as_fresh, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answer_cache_invalidated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answer_cache_bounded, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
