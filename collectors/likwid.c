@@ -10,12 +10,21 @@
  * Counting needs MSR access (the msr module and root, or likwid-accessD) and
  * a CPU this likwid knows.  Without it the collector still describes the
  * topology, and says why it cannot count.  Built only with HAVE_LIKWID.
+ *
+ * liblikwid is not linked but opened with dlopen: its data segment alone is
+ * 14 MB of relocated pointer tables, private and dirty in every process that
+ * maps it.  Init reads the topology summary into plain data and, when likwid
+ * cannot count, closes the library again, so such a node never keeps it
+ * mapped.  likwid.h still gives the types and constants; every function goes
+ * through the table in the context.
  */
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <likwid.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +60,68 @@ likwid_leaks_ignore(int on)
 static const char *const likwid_groups[] = {"FLOPS_DP", "MEM", "L3"};
 #define LIKWID_NGROUPS (sizeof(likwid_groups) / sizeof(likwid_groups[0]))
 
+/* The likwid functions used, resolved with dlsym. */
+struct likwid_api {
+	int (*topology_init)(void);
+	void (*topology_finalize)(void);
+	CpuTopology_t (*get_cpu_topology)(void);
+	int (*numa_init)(void);
+	void (*numa_finalize)(void);
+	NumaTopology_t (*get_numa_topology)(void);
+	void (*hpm_mode)(int mode);
+	int (*perfmon_init)(int nthreads, const int *cpus);
+	void (*perfmon_finalize)(void);
+	int (*perfmon_add_event_set)(const char *group);
+	int (*perfmon_setup_counters)(int gid);
+	int (*perfmon_start_counters)(void);
+	int (*perfmon_stop_counters)(void);
+	int (*perfmon_number_of_metrics)(int gid);
+	double (*perfmon_last_metric)(int gid, int metric, int thread);
+	char *(*perfmon_metric_name)(int gid, int metric);
+};
+
+static const struct {
+	size_t offset;
+	const char *symbol;
+} likwid_symbols[] = {
+	{offsetof(struct likwid_api, topology_init), "topology_init"},
+	{offsetof(struct likwid_api, topology_finalize), "topology_finalize"},
+	{offsetof(struct likwid_api, get_cpu_topology), "get_cpuTopology"},
+	{offsetof(struct likwid_api, numa_init), "numa_init"},
+	{offsetof(struct likwid_api, numa_finalize), "numa_finalize"},
+	{offsetof(struct likwid_api, get_numa_topology), "get_numaTopology"},
+	{offsetof(struct likwid_api, hpm_mode), "HPMmode"},
+	{offsetof(struct likwid_api, perfmon_init), "perfmon_init"},
+	{offsetof(struct likwid_api, perfmon_finalize), "perfmon_finalize"},
+	{offsetof(struct likwid_api, perfmon_add_event_set), "perfmon_addEventSet"},
+	{offsetof(struct likwid_api, perfmon_setup_counters), "perfmon_setupCounters"},
+	{offsetof(struct likwid_api, perfmon_start_counters), "perfmon_startCounters"},
+	{offsetof(struct likwid_api, perfmon_stop_counters), "perfmon_stopCounters"},
+	{offsetof(struct likwid_api, perfmon_number_of_metrics), "perfmon_getNumberOfMetrics"},
+	{offsetof(struct likwid_api, perfmon_last_metric), "perfmon_getLastMetric"},
+	{offsetof(struct likwid_api, perfmon_metric_name), "perfmon_getMetricName"},
+};
+
+/* The sonames tried, in order: the runtime package's, then the -dev symlink. */
+static const char *const likwid_libraries[] = {"liblikwid.so.5", "liblikwid.so"};
+
+#define LIKWID_MAX_CACHES 8
+
+/* What describe reports, copied out of likwid's topology at init. */
+struct likwid_summary {
+	int sockets, cores_per_socket, threads_per_core, hw_threads, numa_domains;
+	int ncaches;
+	struct {
+		int level;
+		json_int_t size_bytes;
+		int shared_by_threads;
+	} caches[LIKWID_MAX_CACHES];
+};
+
 struct likwid_ctx {
+	void *lib;                         /* dlopen handle; NULL once closed (not counting) */
+	struct likwid_api api;
+	struct likwid_summary topo;
 	char proc_root[256];
 	int counting;                      /* perfmon is set up */
 	int ncpus;
@@ -68,17 +138,17 @@ struct likwid_ctx {
 
 /* Whether perfmon could reach the MSRs; why otherwise. */
 static int
-likwid_msr_access(char *why, size_t why_len)
+likwid_msr_access(const struct likwid_api *a, char *why, size_t why_len)
 {
 	int fd = open("/dev/cpu/0/msr", O_RDWR | O_CLOEXEC);
 
 	if (fd >= 0) {
 		close(fd);
-		HPMmode(ACCESSMODE_DIRECT);
+		a->hpm_mode(ACCESSMODE_DIRECT);
 		return 1;
 	}
 	if (errno != ENOENT && access("/usr/sbin/likwid-accessD", X_OK) == 0) {
-		HPMmode(ACCESSMODE_DAEMON);
+		a->hpm_mode(ACCESSMODE_DAEMON);
 		return 1;
 	}
 	snprintf(why, why_len,
@@ -88,34 +158,95 @@ likwid_msr_access(char *why, size_t why_len)
 	return 0;
 }
 
+/* Copies the CPU list and the summary describe reports out of likwid's topology. */
 static void
-likwid_start_counting(struct likwid_ctx *c, char *why, size_t why_len)
+likwid_read_topology(struct likwid_ctx *c)
 {
-	CpuTopology_t topo = get_cpuTopology();
+	CpuTopology_t topo = c->api.get_cpu_topology();
+	NumaTopology_t numa = c->api.get_numa_topology();
+	struct likwid_summary *s = &c->topo;
 	uint32_t i;
-	size_t g;
-	int rc, gid;
 
 	for (i = 0; i < topo->numHWThreads && c->ncpus < LIKWID_MAX_CPUS; i++)
 		if (topo->threadPool[i].inCpuSet)
 			c->cpus[c->ncpus++] = (int)topo->threadPool[i].apicId;
-	if (!likwid_msr_access(why, why_len))
+	s->sockets = (int)topo->numSockets;
+	s->cores_per_socket = (int)topo->numCoresPerSocket;
+	s->threads_per_core = (int)topo->numThreadsPerCore;
+	s->hw_threads = (int)topo->numHWThreads;
+	s->numa_domains = numa != NULL ? (int)numa->numberOfNodes : 0;
+	for (i = 0; i < topo->numCacheLevels && s->ncaches < LIKWID_MAX_CACHES; i++, s->ncaches++) {
+		s->caches[s->ncaches].level = (int)topo->cacheLevels[i].level;
+		s->caches[s->ncaches].size_bytes = (json_int_t)topo->cacheLevels[i].size;
+		s->caches[s->ncaches].shared_by_threads = (int)topo->cacheLevels[i].threads;
+	}
+}
+
+static void
+likwid_start_counting(struct likwid_ctx *c, char *why, size_t why_len)
+{
+	const struct likwid_api *a = &c->api;
+	size_t g;
+	int rc, gid;
+
+	if (!likwid_msr_access(a, why, why_len))
 		return;
-	rc = perfmon_init(c->ncpus, c->cpus);
+	rc = a->perfmon_init(c->ncpus, c->cpus);
 	if (rc < 0) {
 		snprintf(why, why_len, "topology only: perfmon_init failed: %s (CPU unknown to this likwid?)",
 			 strerror(-rc));
 		return;
 	}
 	for (g = 0; g < LIKWID_NGROUPS; g++)
-		if ((gid = perfmon_addEventSet(likwid_groups[g])) >= 0)
+		if ((gid = a->perfmon_add_event_set(likwid_groups[g])) >= 0)
 			c->gids[c->ngroups++] = gid;
-	if (c->ngroups == 0 || perfmon_setupCounters(c->gids[0]) < 0 || perfmon_startCounters() < 0) {
+	if (c->ngroups == 0 || a->perfmon_setup_counters(c->gids[0]) < 0 || a->perfmon_start_counters() < 0) {
 		snprintf(why, why_len, "topology only: no performance group of FLOPS_DP, MEM, L3 can be set up");
-		perfmon_finalize();
+		a->perfmon_finalize();
 		return;
 	}
 	c->counting = 1;
+}
+
+/*
+ * Opens liblikwid and resolves likwid_symbols into c->api; -1 with the
+ * reason otherwise.  Function pointers are stored through memcpy: ISO C has
+ * no cast from dlsym's void * to a function pointer, POSIX guarantees the
+ * representation.
+ */
+static int
+likwid_open(struct likwid_ctx *c, char *why, size_t why_len)
+{
+	size_t i;
+	void *sym;
+
+	for (i = 0; i < sizeof(likwid_libraries) / sizeof(likwid_libraries[0]) && c->lib == NULL; i++)
+		c->lib = dlopen(likwid_libraries[i], RTLD_NOW | RTLD_LOCAL);
+	if (c->lib == NULL) {
+		snprintf(why, why_len, "%s not found: install liblikwid5 (%s)", likwid_libraries[0], dlerror());
+		return -1;
+	}
+	for (i = 0; i < sizeof(likwid_symbols) / sizeof(likwid_symbols[0]); i++) {
+		if ((sym = dlsym(c->lib, likwid_symbols[i].symbol)) == NULL) {
+			snprintf(why, why_len, "liblikwid lacks %s: install liblikwid5 (likwid 5)",
+				 likwid_symbols[i].symbol);
+			dlclose(c->lib);
+			c->lib = NULL;
+			return -1;
+		}
+		memcpy((char *)&c->api + likwid_symbols[i].offset, &sym, sizeof(sym));
+	}
+	return 0;
+}
+
+/* Drops likwid's topology and unmaps the library: nothing of it stays resident. */
+static void
+likwid_close(struct likwid_ctx *c)
+{
+	c->api.numa_finalize();
+	c->api.topology_finalize();
+	dlclose(c->lib);
+	c->lib = NULL;
 }
 
 static void *
@@ -124,28 +255,35 @@ likwid_init(const struct collector_env *env, char *why, size_t why_len)
 	struct likwid_ctx *c;
 	int rc;
 
-	likwid_leaks_ignore(1);
-	rc = topology_init();
-	if (rc == 0)
-		numa_init();
-	likwid_leaks_ignore(0);
-	if (rc != 0) {
-		snprintf(why, why_len, "likwid topology_init failed");
-		return NULL;
-	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
-		numa_finalize();
-		topology_finalize();
 		snprintf(why, why_len, "out of memory");
 		return NULL;
 	}
 	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
+	if (likwid_open(c, why, why_len) < 0)
+		goto fail;
+	likwid_leaks_ignore(1);
+	rc = c->api.topology_init();
+	if (rc == 0)
+		c->api.numa_init();
+	likwid_leaks_ignore(0);
+	if (rc != 0) {
+		snprintf(why, why_len, "likwid topology_init failed");
+		dlclose(c->lib);
+		goto fail;
+	}
+	likwid_read_topology(c);
 	why[0] = '\0';
 	likwid_leaks_ignore(1);
 	likwid_start_counting(c, why, why_len);
+	if (!c->counting)
+		likwid_close(c);
 	likwid_leaks_ignore(0);
 	return c;
+fail:
+	free(c);
+	return NULL;
 }
 
 static void
@@ -154,12 +292,11 @@ likwid_fini(void *ctx)
 	struct likwid_ctx *c = ctx;
 
 	if (c->counting) {
-		perfmon_stopCounters();
-		perfmon_finalize();
+		c->api.perfmon_stop_counters();
+		c->api.perfmon_finalize();
+		likwid_close(c);
 	}
 	free(c->last);
-	numa_finalize();
-	topology_finalize();
 	free(c);
 }
 
@@ -175,11 +312,11 @@ likwid_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_l
 	if (!c->counting)
 		return COLLECTOR_OK;
 	gid = c->gids[c->cur];
-	if (perfmon_stopCounters() < 0) {
+	if (c->api.perfmon_stop_counters() < 0) {
 		snprintf(why, why_len, "perfmon_stopCounters failed");
 		return COLLECTOR_TRANSIENT;
 	}
-	n = perfmon_getNumberOfMetrics(gid);
+	n = c->api.perfmon_number_of_metrics(gid);
 	nl = realloc(c->last, (size_t)(n > 0 ? n : 1) * (size_t)c->ncpus * sizeof(*nl));
 	if (nl == NULL) {
 		snprintf(why, why_len, "out of memory");
@@ -188,12 +325,12 @@ likwid_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_l
 	c->last = nl;
 	for (m = 0; m < n; m++)
 		for (t = 0; t < c->ncpus; t++)
-			c->last[m * c->ncpus + t] = perfmon_getLastMetric(gid, m, t);
+			c->last[m * c->ncpus + t] = c->api.perfmon_last_metric(gid, m, t);
 	c->nmetrics = n;
 	c->last_group = c->cur;
 	c->have_last = 1;
 	c->cur = (c->cur + 1) % c->ngroups;
-	if (perfmon_setupCounters(c->gids[c->cur]) < 0 || perfmon_startCounters() < 0) {
+	if (c->api.perfmon_setup_counters(c->gids[c->cur]) < 0 || c->api.perfmon_start_counters() < 0) {
 		snprintf(why, why_len, "cannot start likwid group %s", likwid_groups[c->cur]);
 		return COLLECTOR_TRANSIENT;
 	}
@@ -236,7 +373,7 @@ likwid_sample_job(void *ctx, const struct collector_job *job, struct collector_o
 	    procfs_cpulist_mask(list, c->mask, LIKWID_MAX_CPUS) < 0)
 		return COLLECTOR_OK;
 	for (m = 0; m < c->nmetrics; m++) {
-		rate = likwid_metric_name(perfmon_getMetricName(c->gids[c->last_group], m), name, sizeof(name));
+		rate = likwid_metric_name(c->api.perfmon_metric_name(c->gids[c->last_group], m), name, sizeof(name));
 		for (t = 0, used = 0, sum = 0; t < c->ncpus; t++)
 			if (c->cpus[t] < LIKWID_MAX_CPUS && c->mask[c->cpus[t]]) {
 				sum += c->last[m * c->ncpus + t];
@@ -252,21 +389,18 @@ likwid_sample_job(void *ctx, const struct collector_job *job, struct collector_o
 static json_t *
 likwid_describe(void *ctx)
 {
-	CpuTopology_t topo = get_cpuTopology();
-	NumaTopology_t numa = get_numaTopology();
-	json_t *caches = json_array(), *o;
-	uint32_t i;
+	const struct likwid_ctx *c = ctx;
+	const struct likwid_summary *s = &c->topo;
+	json_t *caches = json_array();
+	int i;
 
-	(void)ctx;  /* likwid keeps its topology itself */
-	for (i = 0; caches != NULL && i < topo->numCacheLevels; i++)
-		json_array_append_new(caches, json_pack("{s:i,s:I,s:i}", "level", (int)topo->cacheLevels[i].level,
-							"size_bytes", (json_int_t)topo->cacheLevels[i].size,
-							"shared_by_threads", (int)topo->cacheLevels[i].threads));
-	o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:o*}", "sockets", (int)topo->numSockets, "cores_per_socket",
-		      (int)topo->numCoresPerSocket, "threads_per_core", (int)topo->numThreadsPerCore, "hw_threads",
-		      (int)topo->numHWThreads, "numa_domains", numa != NULL ? (int)numa->numberOfNodes : 0, "caches",
-		      caches);
-	return o;
+	for (i = 0; caches != NULL && i < s->ncaches; i++)
+		json_array_append_new(caches, json_pack("{s:i,s:I,s:i}", "level", s->caches[i].level, "size_bytes",
+							s->caches[i].size_bytes, "shared_by_threads",
+							s->caches[i].shared_by_threads));
+	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:o*}", "sockets", s->sockets, "cores_per_socket",
+			 s->cores_per_socket, "threads_per_core", s->threads_per_core, "hw_threads", s->hw_threads,
+			 "numa_domains", s->numa_domains, "caches", caches);
 }
 
 const struct collector collector_likwid = {

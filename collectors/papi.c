@@ -5,11 +5,17 @@
  * thread.  It works only where the CPU exposes a PMU: on a VM without one
  * PAPI initialises but defines no presets, and init says so.
  *
- * Built only when configure finds PAPI (HAVE_PAPI); the registry lists it
- * under that guard.
+ * Built only when configure finds PAPI's header (HAVE_PAPI); the registry
+ * lists it under that guard.  libpapi is not linked: init opens it with
+ * dlopen and closes it again when it cannot count, because PAPI and libpfm
+ * cost megabytes of resident memory in every process that maps them, for
+ * nothing on a node without a PMU.  papi.h still gives the types and
+ * constants; every function goes through the table in the context.
  */
 
+#include <dlfcn.h>
 #include <papi.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +43,7 @@ static const struct {
 
 struct papi_thread {
 	struct threadset_thread head;  /* tid, seen */
+	const struct papi_api *api;    /* the context's, for papi_thread_stop */
 	int evset;
 	long long prev[PAPI_NEV];
 };
@@ -46,7 +53,52 @@ struct papi_job {
 	double last_mono;
 };
 
+/* The PAPI functions used, resolved with dlsym. */
+struct papi_api {
+	int (*library_init)(int version);
+	char *(*strerror)(int rc);
+	int (*query_event)(int code);
+	int (*get_component_index)(const char *name);
+	const PAPI_component_info_t *(*get_component_info)(int cidx);
+	void (*shutdown)(void);
+	int (*create_eventset)(int *evset);
+	int (*assign_eventset_component)(int evset, int cidx);
+	int (*add_event)(int evset, int code);
+	int (*attach)(int evset, unsigned long tid);
+	int (*start)(int evset);
+	int (*read)(int evset, long long *v);
+	int (*stop)(int evset, long long *v);
+	int (*cleanup_eventset)(int evset);
+	int (*destroy_eventset)(int *evset);
+};
+
+static const struct {
+	size_t offset;
+	const char *symbol;
+} papi_symbols[] = {
+	{offsetof(struct papi_api, library_init), "PAPI_library_init"},
+	{offsetof(struct papi_api, strerror), "PAPI_strerror"},
+	{offsetof(struct papi_api, query_event), "PAPI_query_event"},
+	{offsetof(struct papi_api, get_component_index), "PAPI_get_component_index"},
+	{offsetof(struct papi_api, get_component_info), "PAPI_get_component_info"},
+	{offsetof(struct papi_api, shutdown), "PAPI_shutdown"},
+	{offsetof(struct papi_api, create_eventset), "PAPI_create_eventset"},
+	{offsetof(struct papi_api, assign_eventset_component), "PAPI_assign_eventset_component"},
+	{offsetof(struct papi_api, add_event), "PAPI_add_event"},
+	{offsetof(struct papi_api, attach), "PAPI_attach"},
+	{offsetof(struct papi_api, start), "PAPI_start"},
+	{offsetof(struct papi_api, read), "PAPI_read"},
+	{offsetof(struct papi_api, stop), "PAPI_stop"},
+	{offsetof(struct papi_api, cleanup_eventset), "PAPI_cleanup_eventset"},
+	{offsetof(struct papi_api, destroy_eventset), "PAPI_destroy_eventset"},
+};
+
+/* The sonames tried, in order: the runtime package's, then the -dev symlink. */
+static const char *const papi_libraries[] = {"libpapi.so.7", "libpapi.so"};
+
 struct papi_ctx {
+	void *lib;                  /* dlopen handle of libpapi */
+	struct papi_api api;
 	char proc_root[256];
 	int cid;                    /* the perf_event component */
 	int codes[PAPI_NEV];        /* chosen preset per slot, PAPI_NULL if none */
@@ -58,14 +110,15 @@ struct papi_ctx {
 static int
 papi_choose_events(struct papi_ctx *c, char *why, size_t why_len)
 {
-	int i, rc = PAPI_ENOEVNT;
+	const struct papi_api *a = &c->api;
+	int i;
 
 	c->nev = 0;
 	for (i = 0; i < PAPI_NEV; i++) {
 		c->codes[i] = PAPI_NULL;
-		if ((rc = PAPI_query_event(papi_wanted[i].code)) == PAPI_OK)
+		if (a->query_event(papi_wanted[i].code) == PAPI_OK)
 			c->codes[i] = papi_wanted[i].code;
-		else if (papi_wanted[i].fallback != PAPI_NULL && PAPI_query_event(papi_wanted[i].fallback) == PAPI_OK)
+		else if (papi_wanted[i].fallback != PAPI_NULL && a->query_event(papi_wanted[i].fallback) == PAPI_OK)
 			c->codes[i] = papi_wanted[i].fallback;
 		if (c->codes[i] != PAPI_NULL)
 			c->slot[c->nev++] = i;
@@ -75,7 +128,7 @@ papi_choose_events(struct papi_ctx *c, char *why, size_t why_len)
 	snprintf(why, why_len,
 		 "PAPI perf_event component has no preset events (PAPI_TOT_CYC: %s): no PMU, or the CPU is "
 		 "unknown to PAPI",
-		 PAPI_strerror(PAPI_query_event(PAPI_TOT_CYC)));
+		 a->strerror(a->query_event(PAPI_TOT_CYC)));
 	return -1;
 }
 
@@ -85,9 +138,9 @@ papi_thread_stop(void *thread)
 	struct papi_thread *t = thread;
 	long long v[PAPI_NEV];
 
-	PAPI_stop(t->evset, v);
-	PAPI_cleanup_eventset(t->evset);
-	PAPI_destroy_eventset(&t->evset);
+	t->api->stop(t->evset, v);
+	t->api->cleanup_eventset(t->evset);
+	t->api->destroy_eventset(&t->evset);
 }
 
 static void
@@ -106,47 +159,93 @@ papi_job_clear(void *state)
 	threadset_free(&j->threads, papi_thread_stop);
 }
 
-static void *
-papi_init(const struct collector_env *env, char *why, size_t why_len)
+/*
+ * Opens libpapi and resolves papi_symbols into c->api; -1 with the reason
+ * otherwise.  Function pointers are stored through memcpy: ISO C has no cast
+ * from dlsym's void * to a function pointer, POSIX guarantees the
+ * representation.
+ */
+static int
+papi_open(struct papi_ctx *c, char *why, size_t why_len)
+{
+	size_t i;
+	void *sym;
+
+	for (i = 0; i < sizeof(papi_libraries) / sizeof(papi_libraries[0]) && c->lib == NULL; i++)
+		c->lib = dlopen(papi_libraries[i], RTLD_NOW | RTLD_LOCAL);
+	if (c->lib == NULL) {
+		snprintf(why, why_len, "%s not found: install libpapi7 (%s)", papi_libraries[0], dlerror());
+		return -1;
+	}
+	for (i = 0; i < sizeof(papi_symbols) / sizeof(papi_symbols[0]); i++) {
+		if ((sym = dlsym(c->lib, papi_symbols[i].symbol)) == NULL) {
+			snprintf(why, why_len, "libpapi lacks %s: install libpapi7 (PAPI 7)", papi_symbols[i].symbol);
+			dlclose(c->lib);
+			c->lib = NULL;
+			return -1;
+		}
+		memcpy((char *)&c->api + papi_symbols[i].offset, &sym, sizeof(sym));
+	}
+	return 0;
+}
+
+/* Whether PAPI's perf_event component can count presets here; why otherwise. */
+static int
+papi_check(struct papi_ctx *c, char *why, size_t why_len)
 {
 	const PAPI_component_info_t *ci;
-	struct papi_ctx *c;
-	int rc;
 
-	rc = PAPI_library_init(PAPI_VER_CURRENT);
-	if (rc != PAPI_VER_CURRENT) {
-		snprintf(why, why_len, "PAPI_library_init failed: %s", rc > 0 ? "version mismatch" : PAPI_strerror(rc));
-		return NULL;
-	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		snprintf(why, why_len, "out of memory");
-		goto fail;
-	}
-	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
-	jobstate_init(&c->jobs, sizeof(struct papi_job), papi_job_init, papi_job_clear);
-	c->cid = PAPI_get_component_index("perf_event");
+	c->cid = c->api.get_component_index("perf_event");
 	if (c->cid < 0) {
 		snprintf(why, why_len, "PAPI has no perf_event component: rebuild PAPI with it");
-		goto fail;
+		return -1;
 	}
-	ci = PAPI_get_component_info(c->cid);
+	ci = c->api.get_component_info(c->cid);
 	if (ci == NULL || ci->disabled) {
 		snprintf(why, why_len, "PAPI perf_event component disabled: %s",
 			 ci != NULL && ci->disabled_reason[0] ? ci->disabled_reason : "no reason given");
-		goto fail;
+		return -1;
 	}
 	if (ci->num_cntrs <= 0) {
 		snprintf(why, why_len, "PAPI perf_event component disabled: no PMU counters");
-		goto fail;
+		return -1;
 	}
-	if (papi_choose_events(c, why, why_len) < 0)
+	return papi_choose_events(c, why, why_len);
+}
+
+/* A node where PAPI cannot count keeps neither PAPI's state nor its mapping. */
+static void *
+papi_init(const struct collector_env *env, char *why, size_t why_len)
+{
+	struct papi_ctx *c;
+	int rc;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		snprintf(why, why_len, "out of memory");
+		return NULL;
+	}
+	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
+	jobstate_init(&c->jobs, sizeof(struct papi_job), papi_job_init, papi_job_clear);
+	if (papi_open(c, why, why_len) < 0)
 		goto fail;
+	rc = c->api.library_init(PAPI_VER_CURRENT);
+	if (rc != PAPI_VER_CURRENT) {
+		snprintf(why, why_len, "PAPI_library_init failed: %s",
+			 rc > 0 ? "version mismatch: libpapi is not the PAPI dlprofd was built with"
+				: c->api.strerror(rc));
+		goto fail_lib;
+	}
+	if (papi_check(c, why, why_len) < 0)
+		goto fail_init;
 	why[0] = '\0';
 	return c;
+fail_init:
+	c->api.shutdown();
+fail_lib:
+	dlclose(c->lib);
 fail:
 	free(c);
-	PAPI_shutdown();
 	return NULL;
 }
 
@@ -156,8 +255,9 @@ papi_fini(void *ctx)
 	struct papi_ctx *c = ctx;
 
 	jobstate_free_all(&c->jobs);
+	c->api.shutdown();
+	dlclose(c->lib);
 	free(c);
-	PAPI_shutdown();
 }
 
 static void
@@ -172,24 +272,26 @@ papi_job_gone(void *ctx, int64_t job_id)
 static int
 papi_thread_start(const struct papi_ctx *c, struct papi_thread *t)
 {
+	const struct papi_api *a = &c->api;
 	int rc, i;
 
+	t->api = a;
 	t->evset = PAPI_NULL;
-	if ((rc = PAPI_create_eventset(&t->evset)) != PAPI_OK)
+	if ((rc = a->create_eventset(&t->evset)) != PAPI_OK)
 		return rc;
-	if ((rc = PAPI_assign_eventset_component(t->evset, c->cid)) != PAPI_OK)
+	if ((rc = a->assign_eventset_component(t->evset, c->cid)) != PAPI_OK)
 		goto fail;
 	for (i = 0; i < c->nev; i++)
-		if ((rc = PAPI_add_event(t->evset, c->codes[c->slot[i]])) != PAPI_OK)
+		if ((rc = a->add_event(t->evset, c->codes[c->slot[i]])) != PAPI_OK)
 			goto fail;
-	if ((rc = PAPI_attach(t->evset, (unsigned long)t->head.tid)) != PAPI_OK)
+	if ((rc = a->attach(t->evset, (unsigned long)t->head.tid)) != PAPI_OK)
 		goto fail;
-	if ((rc = PAPI_start(t->evset)) != PAPI_OK)
+	if ((rc = a->start(t->evset)) != PAPI_OK)
 		goto fail;
 	return PAPI_OK;
 fail:
-	PAPI_cleanup_eventset(t->evset);
-	PAPI_destroy_eventset(&t->evset);
+	a->cleanup_eventset(t->evset);
+	a->destroy_eventset(&t->evset);
 	return rc;
 }
 
@@ -233,13 +335,13 @@ papi_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 		ps.last_rc = PAPI_ENOMEM;
 	if (j->threads.n == 0 && ps.last_rc != PAPI_OK && ps.last_rc != PAPI_ESYS) {
 		/* Not one thread could be attached: say why; ESYS is a thread that left meanwhile. */
-		snprintf(why, why_len, "cannot attach PAPI event sets: %s", PAPI_strerror(ps.last_rc));
+		snprintf(why, why_len, "cannot attach PAPI event sets: %s", c->api.strerror(ps.last_rc));
 		return ps.last_rc == PAPI_EPERM ? COLLECTOR_UNSUPPORTED : COLLECTOR_TRANSIENT;
 	}
 	/* Read every thread, including those that just exited (their final counts), then drop the gone. */
 	for (i = 0; i < j->threads.n; i++) {
 		t = threadset_at(&j->threads, i);
-		if (PAPI_read(t->evset, v) != PAPI_OK)
+		if (c->api.read(t->evset, v) != PAPI_OK)
 			continue;
 		for (e = 0; e < c->nev; e++) {
 			if (v[e] >= t->prev[e])

@@ -27,7 +27,7 @@ daemon_libdlprof_a_SOURCES = \
 nodist_daemon_libdlprof_a_SOURCES = daemon/migrations.c
 
 DLPROF_LIBS = daemon/libdlprof.a $(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(INIH_LIBS) \
-	$(JEMALLOC_LIBS) $(SYSTEMD_LIBS) $(PAPI_LIBS) $(LIKWID_LIBS)
+	$(JEMALLOC_LIBS) $(SYSTEMD_LIBS)
 
 sbin_PROGRAMS += daemon/dlprofd
 daemon_dlprofd_SOURCES = daemon/main.c
