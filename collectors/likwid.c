@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "dynlib.h"
 #include "procfs.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -80,26 +81,23 @@ struct likwid_api {
 	char *(*perfmon_metric_name)(int gid, int metric);
 };
 
-static const struct {
-	size_t offset;
-	const char *symbol;
-} likwid_symbols[] = {
-	{offsetof(struct likwid_api, topology_init), "topology_init"},
-	{offsetof(struct likwid_api, topology_finalize), "topology_finalize"},
-	{offsetof(struct likwid_api, get_cpu_topology), "get_cpuTopology"},
-	{offsetof(struct likwid_api, numa_init), "numa_init"},
-	{offsetof(struct likwid_api, numa_finalize), "numa_finalize"},
-	{offsetof(struct likwid_api, get_numa_topology), "get_numaTopology"},
-	{offsetof(struct likwid_api, hpm_mode), "HPMmode"},
-	{offsetof(struct likwid_api, perfmon_init), "perfmon_init"},
-	{offsetof(struct likwid_api, perfmon_finalize), "perfmon_finalize"},
-	{offsetof(struct likwid_api, perfmon_add_event_set), "perfmon_addEventSet"},
-	{offsetof(struct likwid_api, perfmon_setup_counters), "perfmon_setupCounters"},
-	{offsetof(struct likwid_api, perfmon_start_counters), "perfmon_startCounters"},
-	{offsetof(struct likwid_api, perfmon_stop_counters), "perfmon_stopCounters"},
-	{offsetof(struct likwid_api, perfmon_number_of_metrics), "perfmon_getNumberOfMetrics"},
-	{offsetof(struct likwid_api, perfmon_last_metric), "perfmon_getLastMetric"},
-	{offsetof(struct likwid_api, perfmon_metric_name), "perfmon_getMetricName"},
+static const struct dynlib_symbol likwid_symbols[] = {
+	{offsetof(struct likwid_api, topology_init), "topology_init", 1},
+	{offsetof(struct likwid_api, topology_finalize), "topology_finalize", 1},
+	{offsetof(struct likwid_api, get_cpu_topology), "get_cpuTopology", 1},
+	{offsetof(struct likwid_api, numa_init), "numa_init", 1},
+	{offsetof(struct likwid_api, numa_finalize), "numa_finalize", 1},
+	{offsetof(struct likwid_api, get_numa_topology), "get_numaTopology", 1},
+	{offsetof(struct likwid_api, hpm_mode), "HPMmode", 1},
+	{offsetof(struct likwid_api, perfmon_init), "perfmon_init", 1},
+	{offsetof(struct likwid_api, perfmon_finalize), "perfmon_finalize", 1},
+	{offsetof(struct likwid_api, perfmon_add_event_set), "perfmon_addEventSet", 1},
+	{offsetof(struct likwid_api, perfmon_setup_counters), "perfmon_setupCounters", 1},
+	{offsetof(struct likwid_api, perfmon_start_counters), "perfmon_startCounters", 1},
+	{offsetof(struct likwid_api, perfmon_stop_counters), "perfmon_stopCounters", 1},
+	{offsetof(struct likwid_api, perfmon_number_of_metrics), "perfmon_getNumberOfMetrics", 1},
+	{offsetof(struct likwid_api, perfmon_last_metric), "perfmon_getLastMetric", 1},
+	{offsetof(struct likwid_api, perfmon_metric_name), "perfmon_getMetricName", 1},
 };
 
 /* The sonames tried, in order: the runtime package's, then the -dev symlink. */
@@ -208,33 +206,23 @@ likwid_start_counting(struct likwid_ctx *c, char *why, size_t why_len)
 	c->counting = 1;
 }
 
-/*
- * Opens liblikwid and resolves likwid_symbols into c->api; -1 with the
- * reason otherwise.  Function pointers are stored through memcpy: ISO C has
- * no cast from dlsym's void * to a function pointer, POSIX guarantees the
- * representation.
- */
+/* Opens liblikwid and binds likwid_symbols into c->api; -1 with the reason otherwise. */
 static int
 likwid_open(struct likwid_ctx *c, char *why, size_t why_len)
 {
-	size_t i;
-	void *sym;
+	const char *missing;
 
-	for (i = 0; i < sizeof(likwid_libraries) / sizeof(likwid_libraries[0]) && c->lib == NULL; i++)
-		c->lib = dlopen(likwid_libraries[i], RTLD_NOW | RTLD_LOCAL);
+	c->lib = dynlib_open(likwid_libraries, sizeof(likwid_libraries) / sizeof(likwid_libraries[0]));
 	if (c->lib == NULL) {
 		snprintf(why, why_len, "%s not found: install liblikwid5 (%s)", likwid_libraries[0], dlerror());
 		return -1;
 	}
-	for (i = 0; i < sizeof(likwid_symbols) / sizeof(likwid_symbols[0]); i++) {
-		if ((sym = dlsym(c->lib, likwid_symbols[i].symbol)) == NULL) {
-			snprintf(why, why_len, "liblikwid lacks %s: install liblikwid5 (likwid 5)",
-				 likwid_symbols[i].symbol);
-			dlclose(c->lib);
-			c->lib = NULL;
-			return -1;
-		}
-		memcpy((char *)&c->api + likwid_symbols[i].offset, &sym, sizeof(sym));
+	missing = dynlib_bind(c->lib, likwid_symbols, sizeof(likwid_symbols) / sizeof(likwid_symbols[0]), &c->api);
+	if (missing != NULL) {
+		snprintf(why, why_len, "liblikwid lacks %s: install liblikwid5 (likwid 5)", missing);
+		dlclose(c->lib);
+		c->lib = NULL;
+		return -1;
 	}
 	return 0;
 }

@@ -2,6 +2,7 @@
 # go into daemon/libdlprof.a, and their tests.
 COLLECTOR_SOURCES = \
 	collectors/collector.h collectors/registry.c \
+	collectors/dynlib.c collectors/dynlib.h \
 	collectors/procfs.c collectors/procfs.h \
 	collectors/cgroup.c collectors/cgroup.h \
 	collectors/metrics.c collectors/metrics.h \
@@ -38,7 +39,7 @@ EXTRA_DIST += tests/unit/collectors_fixture.h \
 	tests/fixtures/sys-2socket
 
 if HAVE_CMOCKA
-COLLECTOR_TESTS = tests/unit/test_procfs tests/unit/test_cgroup tests/unit/test_proc tests/unit/test_perf \
+COLLECTOR_TESTS = tests/unit/test_dynlib tests/unit/test_procfs tests/unit/test_cgroup tests/unit/test_proc tests/unit/test_perf \
 	tests/unit/test_nvml tests/unit/test_papi tests/unit/test_likwid tests/unit/test_metrics \
 	tests/unit/test_discovery tests/unit/test_store_series tests/unit/test_topology tests/unit/test_sampler \
 	tests/unit/test_jobstate tests/unit/test_threadset
@@ -46,6 +47,9 @@ check_PROGRAMS += $(COLLECTOR_TESTS)
 TESTS += $(COLLECTOR_TESTS)
 COLLECTOR_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(PAPI_CFLAGS)
 COLLECTOR_TEST_LDADD = $(DLPROF_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_dynlib_SOURCES = tests/unit/test_dynlib.c
+tests_unit_test_dynlib_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_dynlib_LDADD = $(COLLECTOR_TEST_LDADD)
 tests_unit_test_procfs_SOURCES = tests/unit/test_procfs.c
 tests_unit_test_procfs_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
 tests_unit_test_procfs_LDADD = $(COLLECTOR_TEST_LDADD)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "dynlib.h"
 
 #define NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define NVML_MAX_GPUS 64
@@ -96,11 +97,7 @@ struct nvml_ctx {
 };
 
 /* The symbols dlprofd binds, where each goes, and whether it must exist. */
-static const struct {
-	size_t offset;
-	const char *symbol;
-	int required;
-} nvml_symbols[] = {
+static const struct dynlib_symbol nvml_symbols[] = {
 	{offsetof(struct nvml_api, init), "nvmlInit_v2", 1},
 	{offsetof(struct nvml_api, shutdown), "nvmlShutdown", 1},
 	{offsetof(struct nvml_api, error_string), "nvmlErrorString", 1},
@@ -120,26 +117,6 @@ static const struct {
 	{offsetof(struct nvml_api, mig_count), "nvmlDeviceGetMaxMigDeviceCount", 0},
 	{offsetof(struct nvml_api, mig_handle), "nvmlDeviceGetMigDeviceHandleByIndex", 0},
 };
-
-/*
- * Resolves the symbols into a; returns the first required one missing, or
- * NULL.  Function pointers are stored through memcpy: ISO C has no cast from
- * dlsym's void * to a function pointer, POSIX guarantees the representation.
- */
-static const char *
-nvml_bind(void *lib, struct nvml_api *a)
-{
-	size_t i;
-	void *sym;
-
-	for (i = 0; i < sizeof(nvml_symbols) / sizeof(nvml_symbols[0]); i++) {
-		sym = dlsym(lib, nvml_symbols[i].symbol);
-		if (sym == NULL && nvml_symbols[i].required)
-			return nvml_symbols[i].symbol;
-		memcpy((char *)a + nvml_symbols[i].offset, &sym, sizeof(sym));
-	}
-	return NULL;
-}
 
 static void *
 nvml_init(const struct collector_env *env, char *why, size_t why_len)
@@ -161,7 +138,8 @@ nvml_init(const struct collector_env *env, char *why, size_t why_len)
 		free(c);
 		return NULL;
 	}
-	if ((missing = nvml_bind(c->lib, &c->api)) != NULL) {
+	if ((missing = dynlib_bind(c->lib, nvml_symbols, sizeof(nvml_symbols) / sizeof(nvml_symbols[0]),
+				   &c->api)) != NULL) {
 		snprintf(why, why_len, "%s lacks %s: the NVIDIA driver is too old", path, missing);
 		goto fail_lib;
 	}

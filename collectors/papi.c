@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "dynlib.h"
 #include "jobstate.h"
 #include "log.h"
 #include "threadset.h"
@@ -72,25 +73,22 @@ struct papi_api {
 	int (*destroy_eventset)(int *evset);
 };
 
-static const struct {
-	size_t offset;
-	const char *symbol;
-} papi_symbols[] = {
-	{offsetof(struct papi_api, library_init), "PAPI_library_init"},
-	{offsetof(struct papi_api, strerror), "PAPI_strerror"},
-	{offsetof(struct papi_api, query_event), "PAPI_query_event"},
-	{offsetof(struct papi_api, get_component_index), "PAPI_get_component_index"},
-	{offsetof(struct papi_api, get_component_info), "PAPI_get_component_info"},
-	{offsetof(struct papi_api, shutdown), "PAPI_shutdown"},
-	{offsetof(struct papi_api, create_eventset), "PAPI_create_eventset"},
-	{offsetof(struct papi_api, assign_eventset_component), "PAPI_assign_eventset_component"},
-	{offsetof(struct papi_api, add_event), "PAPI_add_event"},
-	{offsetof(struct papi_api, attach), "PAPI_attach"},
-	{offsetof(struct papi_api, start), "PAPI_start"},
-	{offsetof(struct papi_api, read), "PAPI_read"},
-	{offsetof(struct papi_api, stop), "PAPI_stop"},
-	{offsetof(struct papi_api, cleanup_eventset), "PAPI_cleanup_eventset"},
-	{offsetof(struct papi_api, destroy_eventset), "PAPI_destroy_eventset"},
+static const struct dynlib_symbol papi_symbols[] = {
+	{offsetof(struct papi_api, library_init), "PAPI_library_init", 1},
+	{offsetof(struct papi_api, strerror), "PAPI_strerror", 1},
+	{offsetof(struct papi_api, query_event), "PAPI_query_event", 1},
+	{offsetof(struct papi_api, get_component_index), "PAPI_get_component_index", 1},
+	{offsetof(struct papi_api, get_component_info), "PAPI_get_component_info", 1},
+	{offsetof(struct papi_api, shutdown), "PAPI_shutdown", 1},
+	{offsetof(struct papi_api, create_eventset), "PAPI_create_eventset", 1},
+	{offsetof(struct papi_api, assign_eventset_component), "PAPI_assign_eventset_component", 1},
+	{offsetof(struct papi_api, add_event), "PAPI_add_event", 1},
+	{offsetof(struct papi_api, attach), "PAPI_attach", 1},
+	{offsetof(struct papi_api, start), "PAPI_start", 1},
+	{offsetof(struct papi_api, read), "PAPI_read", 1},
+	{offsetof(struct papi_api, stop), "PAPI_stop", 1},
+	{offsetof(struct papi_api, cleanup_eventset), "PAPI_cleanup_eventset", 1},
+	{offsetof(struct papi_api, destroy_eventset), "PAPI_destroy_eventset", 1},
 };
 
 /* The sonames tried, in order: the runtime package's, then the -dev symlink. */
@@ -159,32 +157,23 @@ papi_job_clear(void *state)
 	threadset_free(&j->threads, papi_thread_stop);
 }
 
-/*
- * Opens libpapi and resolves papi_symbols into c->api; -1 with the reason
- * otherwise.  Function pointers are stored through memcpy: ISO C has no cast
- * from dlsym's void * to a function pointer, POSIX guarantees the
- * representation.
- */
+/* Opens libpapi and binds papi_symbols into c->api; -1 with the reason otherwise. */
 static int
 papi_open(struct papi_ctx *c, char *why, size_t why_len)
 {
-	size_t i;
-	void *sym;
+	const char *missing;
 
-	for (i = 0; i < sizeof(papi_libraries) / sizeof(papi_libraries[0]) && c->lib == NULL; i++)
-		c->lib = dlopen(papi_libraries[i], RTLD_NOW | RTLD_LOCAL);
+	c->lib = dynlib_open(papi_libraries, sizeof(papi_libraries) / sizeof(papi_libraries[0]));
 	if (c->lib == NULL) {
 		snprintf(why, why_len, "%s not found: install libpapi7 (%s)", papi_libraries[0], dlerror());
 		return -1;
 	}
-	for (i = 0; i < sizeof(papi_symbols) / sizeof(papi_symbols[0]); i++) {
-		if ((sym = dlsym(c->lib, papi_symbols[i].symbol)) == NULL) {
-			snprintf(why, why_len, "libpapi lacks %s: install libpapi7 (PAPI 7)", papi_symbols[i].symbol);
-			dlclose(c->lib);
-			c->lib = NULL;
-			return -1;
-		}
-		memcpy((char *)&c->api + papi_symbols[i].offset, &sym, sizeof(sym));
+	missing = dynlib_bind(c->lib, papi_symbols, sizeof(papi_symbols) / sizeof(papi_symbols[0]), &c->api);
+	if (missing != NULL) {
+		snprintf(why, why_len, "libpapi lacks %s: install libpapi7 (PAPI 7)", missing);
+		dlclose(c->lib);
+		c->lib = NULL;
+		return -1;
 	}
 	return 0;
 }
