@@ -31,7 +31,9 @@ PROTOCOL = [
      {400, 413, 431, None}),
     ("3000 headers", b"GET /healthz HTTP/1.1\r\n" + H + b"".join(b"X-%d: y\r\n" % i for i in range(3000)) + b"\r\n",
      {400, 413, 431, None}),
-    ("a 100 KiB URL", b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n" + H + b"\r\n", {414, 431}),
+    # libmicrohttpd answers 414 when its buffer fills while reading the line, or
+    # closes the connection when the client is still sending (seen in CI runs).
+    ("a 100 KiB URL", b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n" + H + b"\r\n", {414, 431, None}),
     ("negative Content-Length", b"POST /api/v1/jobs HTTP/1.1\r\n" + H + b"Content-Length: -1\r\n\r\n", {400}),
     ("non-numeric Content-Length", b"POST /api/v1/jobs HTTP/1.1\r\n" + H + b"Content-Length: abc\r\n\r\n", {400}),
     ("Content-Length past 2^64", b"POST /api/v1/jobs HTTP/1.1\r\n" + H + b"Content-Length: " + b"9" * 25 + b"\r\n\r\n",
