@@ -6,6 +6,7 @@
 #include "dynlib.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 void *dynlib_open(const char *const *names, size_t nnames)
@@ -26,4 +27,22 @@ const char *dynlib_bind(void *lib, const struct dynlib_symbol *syms, size_t nsym
 		memcpy((char *)table + syms[i].offset, &sym, sizeof(sym));
 	}
 	return NULL;
+}
+
+void *dynlib_load(const char *const *names, size_t nnames, const struct dynlib_symbol *syms, size_t nsyms,
+		  void *table, const char *missing_advice, const char *old_advice, char *why, size_t why_len)
+{
+	void *lib = dynlib_open(names, nnames);
+	const char *missing;
+
+	if (lib == NULL) {
+		snprintf(why, why_len, "%s not found: %s (%s)", names[0], missing_advice, dlerror());
+		return NULL;
+	}
+	if ((missing = dynlib_bind(lib, syms, nsyms, table)) != NULL) {
+		snprintf(why, why_len, "%s lacks %s: %s", names[0], missing, old_advice);
+		dlclose(lib);
+		return NULL;
+	}
+	return lib;
 }

@@ -24,4 +24,13 @@ void *dynlib_open(const char *const *names, size_t nnames);
  */
 const char *dynlib_bind(void *lib, const struct dynlib_symbol *syms, size_t nsyms, void *table);
 
+/*
+ * dynlib_open then dynlib_bind, with the reason a person can act on when
+ * either fails: "NAME not found: MISSING_ADVICE (dlerror)" or "NAME lacks
+ * SYMBOL: OLD_ADVICE", NAME being names[0].  Returns the handle, or NULL
+ * (nothing left open) with why set.
+ */
+void *dynlib_load(const char *const *names, size_t nnames, const struct dynlib_symbol *syms, size_t nsyms,
+		  void *table, const char *missing_advice, const char *old_advice, char *why, size_t why_len);
+
 #endif

@@ -210,21 +210,10 @@ likwid_start_counting(struct likwid_ctx *c, char *why, size_t why_len)
 static int
 likwid_open(struct likwid_ctx *c, char *why, size_t why_len)
 {
-	const char *missing;
-
-	c->lib = dynlib_open(likwid_libraries, sizeof(likwid_libraries) / sizeof(likwid_libraries[0]));
-	if (c->lib == NULL) {
-		snprintf(why, why_len, "%s not found: install liblikwid5 (%s)", likwid_libraries[0], dlerror());
-		return -1;
-	}
-	missing = dynlib_bind(c->lib, likwid_symbols, sizeof(likwid_symbols) / sizeof(likwid_symbols[0]), &c->api);
-	if (missing != NULL) {
-		snprintf(why, why_len, "liblikwid lacks %s: install liblikwid5 (likwid 5)", missing);
-		dlclose(c->lib);
-		c->lib = NULL;
-		return -1;
-	}
-	return 0;
+	c->lib = dynlib_load(likwid_libraries, sizeof(likwid_libraries) / sizeof(likwid_libraries[0]), likwid_symbols,
+			     sizeof(likwid_symbols) / sizeof(likwid_symbols[0]), &c->api, "install liblikwid5",
+			     "install liblikwid5 (likwid 5)", why, why_len);
+	return c->lib != NULL ? 0 : -1;
 }
 
 /* Drops likwid's topology and unmaps the library: nothing of it stays resident. */

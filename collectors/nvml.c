@@ -122,7 +122,6 @@ static void *
 nvml_init(const struct collector_env *env, char *why, size_t why_len)
 {
 	const char *path = env->nvml_library != NULL ? env->nvml_library : NVML_DEFAULT_LIBRARY;
-	const char *missing;
 	struct nvml_ctx *c;
 	unsigned int i;
 	int rc;
@@ -132,16 +131,11 @@ nvml_init(const struct collector_env *env, char *why, size_t why_len)
 		snprintf(why, why_len, "out of memory");
 		return NULL;
 	}
-	c->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	c->lib = dynlib_load(&path, 1, nvml_symbols, sizeof(nvml_symbols) / sizeof(nvml_symbols[0]), &c->api,
+			     "no NVIDIA driver on this node", "the NVIDIA driver is too old", why, why_len);
 	if (c->lib == NULL) {
-		snprintf(why, why_len, "%s not found: no NVIDIA driver on this node (%s)", path, dlerror());
 		free(c);
 		return NULL;
-	}
-	if ((missing = dynlib_bind(c->lib, nvml_symbols, sizeof(nvml_symbols) / sizeof(nvml_symbols[0]),
-				   &c->api)) != NULL) {
-		snprintf(why, why_len, "%s lacks %s: the NVIDIA driver is too old", path, missing);
-		goto fail_lib;
 	}
 	if ((rc = c->api.init()) != NVML_SUCCESS) {
 		snprintf(why, why_len, "nvmlInit failed: %s", c->api.error_string(rc));

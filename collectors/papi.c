@@ -161,21 +161,10 @@ papi_job_clear(void *state)
 static int
 papi_open(struct papi_ctx *c, char *why, size_t why_len)
 {
-	const char *missing;
-
-	c->lib = dynlib_open(papi_libraries, sizeof(papi_libraries) / sizeof(papi_libraries[0]));
-	if (c->lib == NULL) {
-		snprintf(why, why_len, "%s not found: install libpapi7 (%s)", papi_libraries[0], dlerror());
-		return -1;
-	}
-	missing = dynlib_bind(c->lib, papi_symbols, sizeof(papi_symbols) / sizeof(papi_symbols[0]), &c->api);
-	if (missing != NULL) {
-		snprintf(why, why_len, "libpapi lacks %s: install libpapi7 (PAPI 7)", missing);
-		dlclose(c->lib);
-		c->lib = NULL;
-		return -1;
-	}
-	return 0;
+	c->lib = dynlib_load(papi_libraries, sizeof(papi_libraries) / sizeof(papi_libraries[0]), papi_symbols,
+			     sizeof(papi_symbols) / sizeof(papi_symbols[0]), &c->api, "install libpapi7",
+			     "install libpapi7 (PAPI 7)", why, why_len);
+	return c->lib != NULL ? 0 : -1;
 }
 
 /* Whether PAPI's perf_event component can count presets here; why otherwise. */
