@@ -73,6 +73,67 @@ stat_rejects_garbage(void **state)
 	(void)state;
 	assert_int_equal(procfs_parse_stat("no parens here", &st), -1);
 	assert_int_equal(procfs_parse_stat("1 (x) S 1", &st), -1);
+	assert_int_equal(procfs_parse_stat("1 (x) S 1 1 1 0 -1 0 x 0 3 0 11 12 0 0 20 0 2 0 555 100 9\n", &st), -1);
+}
+
+/* A real-time thread's negative priority, and an old kernel's line that ends at rss. */
+static void
+stat_negative_fields_and_short_lines(void **state)
+{
+	struct procfs_stat st;
+
+	(void)state;
+	assert_int_equal(procfs_parse_stat("7 (rt) S 1 7 7 0 -1 0 1 0 0 0 5 6 0 0 -51 0 1 0 99 100 4\n", &st), 0);
+	assert_int_equal(st.utime, 5);
+	assert_int_equal(st.num_threads, 1);
+	assert_int_equal(st.starttime, 99);
+	assert_int_equal(st.rss_pages, 4);
+	assert_int_equal(st.processor, -1);
+	/* One field short of rss: refused. */
+	assert_int_equal(procfs_parse_stat("7 (rt) S 1 7 7 0 -1 0 1 0 0 0 5 6 0 0 -51 0 1 0 99 100\n", &st), -1);
+}
+
+static void
+schedstat_of_real_thread(void **state)
+{
+	struct procfs_schedstat ss;
+	char buf[256];
+
+	(void)state;
+	read_fixture("proc-sched-t0/8585/task/8586/schedstat", buf, sizeof(buf));
+	assert_int_equal(procfs_parse_schedstat(buf, &ss), 0);
+	assert_true(ss.cpu_ns == 1018313330ULL);
+	assert_true(ss.wait_ns == 318922230ULL);
+	assert_true(ss.slices == 914);
+	assert_int_equal(procfs_parse_schedstat("12 34\n", &ss), -1);
+	assert_int_equal(procfs_parse_schedstat("12 -3 4\n", &ss), -1);
+}
+
+/* A kept descriptor reads the file's current text from its start, as procfs regenerates it. */
+static void
+reread_sees_rewrites(void **state)
+{
+	char path[] = "/tmp/dlprof-test-reread-XXXXXX", buf[64];
+	int fd, w;
+
+	(void)state;
+	w = mkstemp(path);
+	assert_true(w >= 0);
+	assert_int_equal(write(w, "first version\n", 14), 14);
+	fd = procfs_openf("%s", path);
+	assert_true(fd >= 0);
+	assert_int_equal(procfs_reread(fd, buf, sizeof(buf)), 14);
+	assert_string_equal(buf, "first version\n");
+	assert_int_equal(ftruncate(w, 0), 0);
+	assert_int_equal(pwrite(w, "v2", 2, 0), 2);
+	assert_int_equal(procfs_reread(fd, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "v2");
+	/* A buffer too small gets what fits, terminated. */
+	assert_int_equal(procfs_reread(fd, buf, 2), 1);
+	assert_string_equal(buf, "v");
+	close(fd);
+	close(w);
+	unlink(path);
 }
 
 static void
@@ -212,6 +273,9 @@ main(void)
 		cmocka_unit_test(stat_of_real_process),
 		cmocka_unit_test(stat_comm_with_spaces_and_parens),
 		cmocka_unit_test(stat_rejects_garbage),
+		cmocka_unit_test(stat_negative_fields_and_short_lines),
+		cmocka_unit_test(schedstat_of_real_thread),
+		cmocka_unit_test(reread_sees_rewrites),
 		cmocka_unit_test(cpu_line_and_btime),
 		cmocka_unit_test(meminfo_and_loadavg),
 		cmocka_unit_test(status_fields),
