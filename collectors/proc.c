@@ -1,20 +1,28 @@
 /*
  * The proc collector: what /proc and the cgroup files say about the node and
- * about each job's processes.  Per job: CPU utilisation in cores (user and
- * system), CPU time per thread turned into how many threads really work,
- * thread and process counts, RSS, context switches and page faults per
- * second, and the CPUs the job may use (affinity, cpuset, cgroup quota).
- * Node-wide: busy cores, memory, load.  Rates come from differences between
- * two ticks; a process or thread seen for the first time counts from its own
- * start when it started after the previous tick, so nothing that ran before
- * dlprofd looked is counted into one interval.  Same arithmetic as top(1):
- * (utime + stime) difference over wall time.
+ * about each job's processes.  Every tick, per job: CPU utilisation in cores
+ * (user and system), thread and process counts, RSS and page faults per
+ * second, from one read of each process's /proc/PID/stat (the kernel sums
+ * the threads).  On detail ticks (collector_out.detail: when the sampler
+ * stores), also per thread: how many threads really work and the busiest
+ * one, how often they were put on a CPU and how long they waited for one
+ * (task/TID/schedstat), and the CPUs the job may use (affinity, cpuset,
+ * cgroup quota).  Thread figures are over the time since the last detail
+ * tick, so nothing is lost between them: the counters are cumulative.
+ *
+ * The files read every tick stay open and are re-read with pread (see
+ * procfs_openf): on a VM the path lookup costs five times the read.  Rates
+ * come from differences between two reads; a process or thread seen for the
+ * first time counts from its own start when it started after the previous
+ * read, so nothing that ran before dlprofd looked is counted into one
+ * interval.  Same arithmetic as top(1): CPU time difference over wall time.
  */
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "collector.h"
@@ -23,27 +31,38 @@
 
 /* A thread counts as busy above this share of one core over an interval. */
 #define PROC_BUSY_THREAD_CORES 0.25
+/* Threads of one job whose files stay open; the rest are opened at each read. */
+#define PROC_MAX_OPEN_THREADS 1024
 
 struct proc_task {
 	pid_t tid;
-	unsigned long long ticks;      /* utime + stime */
-	unsigned long long vcs, ivcs;  /* voluntary, involuntary context switches */
+	int fd;                        /* task/TID/schedstat (or stat), kept open; -1: by path */
+	unsigned long long cpu_ns;     /* from schedstat, or stat's ticks in ns */
+	unsigned long long wait_ns, slices;  /* schedstat only */
 };
 
-struct proc_pid {
+struct proc_proc {
 	pid_t pid;
-	unsigned long long starttime;  /* tells a reused pid apart */
+	int stat_fd;                   /* /proc/PID/stat, kept open */
+	unsigned long long starttime;
 	unsigned long long utime, stime, minflt, majflt;
+	long num_threads;
+	long long rss_pages;
+	struct proc_task *tasks;       /* ascending tid, as of the last detail read */
+	size_t ntasks;
+	int listed;                    /* tasks hold a detail read */
+	int gone;                      /* exited: its pid may be reused, never reopen */
 };
 
 struct proc_job {
-	double last_mono;              /* monotonic time of the previous sample; 0: none */
+	double last_mono;              /* previous read of the processes; 0: none */
 	double last_unix;
+	double detail_mono;            /* previous detail read; 0: none */
+	double detail_unix;
 	double cpu_seconds;            /* accumulated, so the counter never goes back */
-	struct proc_pid *pids;
-	size_t npids;
-	struct proc_task *tasks;       /* ascending tid */
-	size_t ntasks;
+	struct proc_proc *procs;       /* ascending pid */
+	size_t nprocs;
+	size_t open_threads;           /* task descriptors held */
 };
 
 struct proc_ctx {
@@ -52,38 +71,71 @@ struct proc_ctx {
 	long hz;
 	long page;
 	long long btime;
+	int schedstat;                 /* the kernel has task/TID/schedstat */
+	int node_fd[3];                /* stat, meminfo, loadavg */
 	struct procfs_cpu prev_cpu;
 	int have_prev_cpu;
 	struct jobstate_table jobs;    /* struct proc_job per job */
 };
 
-/* What one tick adds up over a job's processes and threads. */
+/* What one tick adds up over a job's processes. */
 struct proc_tally {
 	double user_s, system_s;
-	unsigned long long dvcs, divcs, dminflt, dmajflt;
-	long threads, processes, busy_threads;
-	double max_thread_cores;
+	unsigned long long dminflt, dmajflt;
+	long threads, processes;
 	long long rss_pages;
-	struct proc_task *tasks;       /* this tick's tasks, to become the job's */
-	size_t ntasks, cap_tasks;
-	struct proc_pid *pids;
-	size_t npids;
 };
+
+/* What a detail read adds up over a job's threads. */
+struct proc_detail {
+	long busy_threads;
+	double max_thread_cores;
+	unsigned long long dwait_ns, dslices;
+	int have_sched;
+};
+
+static void
+proc_tasks_close(struct proc_proc *p, struct proc_job *j)
+{
+	size_t i;
+
+	for (i = 0; i < p->ntasks; i++)
+		if (p->tasks[i].fd >= 0) {
+			close(p->tasks[i].fd);
+			j->open_threads--;
+		}
+	free(p->tasks);
+	p->tasks = NULL;
+	p->ntasks = 0;
+}
+
+static void
+proc_proc_close(struct proc_proc *p, struct proc_job *j)
+{
+	if (p->stat_fd >= 0)
+		close(p->stat_fd);
+	p->stat_fd = -1;
+	proc_tasks_close(p, j);
+}
 
 static void
 proc_job_clear(void *state)
 {
 	struct proc_job *j = state;
+	size_t i;
 
-	free(j->pids);
-	free(j->tasks);
+	for (i = 0; i < j->nprocs; i++)
+		proc_proc_close(&j->procs[i], j);
+	free(j->procs);
 }
 
 static void *
 proc_init(const struct collector_env *env, char *why, size_t why_len)
 {
+	static const char *const node_files[] = {"stat", "meminfo", "loadavg"};
 	struct proc_ctx *c;
 	char buf[4096];
+	int k;
 
 	if (procfs_readf(buf, sizeof(buf), "%s/stat", env->proc_root) < 0) {
 		snprintf(why, why_len, "cannot read %s/stat: %s (is procfs mounted?)", env->proc_root, strerror(errno));
@@ -100,6 +152,10 @@ proc_init(const struct collector_env *env, char *why, size_t why_len)
 	c->page = procfs_page_size();
 	if (procfs_parse_cpu(buf, &c->prev_cpu) == 0)
 		c->btime = c->prev_cpu.btime;
+	/* CONFIG_SCHED_INFO: without it a thread's CPU comes from its stat, with no waits. */
+	c->schedstat = procfs_readf(buf, sizeof(buf), "%s/self/schedstat", env->proc_root) > 0;
+	for (k = 0; k < 3; k++)
+		c->node_fd[k] = procfs_openf("%s/%s", env->proc_root, node_files[k]);
 	jobstate_init(&c->jobs, sizeof(struct proc_job), NULL, proc_job_clear);
 	return c;
 }
@@ -108,8 +164,12 @@ static void
 proc_fini(void *ctx)
 {
 	struct proc_ctx *c = ctx;
+	int k;
 
 	jobstate_free_all(&c->jobs);
+	for (k = 0; k < 3; k++)
+		if (c->node_fd[k] >= 0)
+			close(c->node_fd[k]);
 	free(c);
 }
 
@@ -131,7 +191,7 @@ proc_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 	unsigned long long busy, idle, pbusy, pidle;
 	char buf[16384];
 
-	if (procfs_readf(buf, sizeof(buf), "%s/stat", c->proc_root) < 0 || procfs_parse_cpu(buf, &cpu) < 0) {
+	if (procfs_reread(c->node_fd[0], buf, sizeof(buf)) < 0 || procfs_parse_cpu(buf, &cpu) < 0) {
 		snprintf(why, why_len, "cannot read %s/stat: %s", c->proc_root, strerror(errno));
 		return COLLECTOR_TRANSIENT;
 	}
@@ -155,12 +215,12 @@ proc_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 	collector_put(out, 0, cpu.ncpu, "cpu.count");
 	c->prev_cpu = cpu;
 	c->have_prev_cpu = 1;
-	if (procfs_readf(buf, sizeof(buf), "%s/meminfo", c->proc_root) >= 0 && procfs_parse_meminfo(buf, &mem) == 0) {
+	if (procfs_reread(c->node_fd[1], buf, sizeof(buf)) >= 0 && procfs_parse_meminfo(buf, &mem) == 0) {
 		collector_put(out, 0, mem.total_kb * 1024.0, "mem.total_bytes");
 		collector_put(out, 0, mem.available_kb * 1024.0, "mem.available_bytes");
 		collector_put(out, 0, (mem.total_kb - mem.available_kb) * 1024.0, "mem.used_bytes");
 	}
-	if (procfs_readf(buf, sizeof(buf), "%s/loadavg", c->proc_root) >= 0 && procfs_parse_loadavg(buf, &load) == 0) {
+	if (procfs_reread(c->node_fd[2], buf, sizeof(buf)) >= 0 && procfs_parse_loadavg(buf, &load) == 0) {
 		collector_put(out, 0, load.load1, "load.1");
 		collector_put(out, 0, load.load5, "load.5");
 		collector_put(out, 0, load.load15, "load.15");
@@ -169,125 +229,178 @@ proc_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 	return COLLECTOR_OK;
 }
 
+/* Whether a task that started at starttime (ticks after boot) began after since_unix. */
 static int
-cmp_task(const void *a, const void *b)
+proc_started_since(const struct proc_ctx *c, double since_unix, unsigned long long starttime)
 {
-	pid_t x = ((const struct proc_task *)a)->tid, y = ((const struct proc_task *)b)->tid;
-
-	return (x > y) - (x < y);
-}
-
-/* Whether a task that started at starttime (ticks after boot) began after the previous sample. */
-static int
-proc_started_since(const struct proc_ctx *c, const struct proc_job *j, unsigned long long starttime)
-{
-	if (j->last_mono == 0 || c->btime <= 0)
+	if (since_unix <= 0 || c->btime <= 0)
 		return 0;
-	return (double)c->btime + (double)starttime / (double)c->hz > j->last_unix;
+	return (double)c->btime + (double)starttime / (double)c->hz > since_unix;
 }
 
-/* One thread: CPU share over the interval and its context switches. */
-static void
-proc_tally_task(struct proc_ctx *c, struct proc_job *j, pid_t pid, pid_t tid, double elapsed, struct proc_tally *t)
+/*
+ * Carries the job's process entries over to this tick's pids (both
+ * ascending): kept ones keep their descriptors and last figures, new ones
+ * start empty, those not in the job any more are closed.
+ */
+static int
+proc_merge_pids(struct proc_job *j, const struct collector_job *job)
 {
-	struct procfs_stat st;
-	struct proc_task key, *prev, *nt;
-	char buf[4096];
-	long long v;
-	double cores;
+	struct proc_proc *np;
+	size_t i, k = 0;
 
-	if (procfs_readf(buf, sizeof(buf), "%s/%d/task/%d/stat", c->proc_root, (int)pid, (int)tid) < 0 ||
-	    procfs_parse_stat(buf, &st) < 0)
-		return;
-	key.tid = tid;
-	key.ticks = st.utime + st.stime;
-	key.vcs = key.ivcs = 0;
-	if (procfs_readf(buf, sizeof(buf), "%s/%d/task/%d/status", c->proc_root, (int)pid, (int)tid) >= 0) {
-		if ((v = procfs_status_int(buf, "voluntary_ctxt_switches")) >= 0)
-			key.vcs = (unsigned long long)v;
-		if ((v = procfs_status_int(buf, "nonvoluntary_ctxt_switches")) >= 0)
-			key.ivcs = (unsigned long long)v;
-	}
-	t->threads++;
-	prev = j->ntasks ? bsearch(&key, j->tasks, j->ntasks, sizeof(key), cmp_task) : NULL;
-	if (prev == NULL && proc_started_since(c, j, st.starttime)) {
-		static const struct proc_task zero;
-
-		prev = (struct proc_task *)&zero;
-	}
-	if (prev != NULL && elapsed > 0 && key.ticks >= prev->ticks) {
-		cores = (double)(key.ticks - prev->ticks) / (double)c->hz / elapsed;
-		if (cores >= PROC_BUSY_THREAD_CORES)
-			t->busy_threads++;
-		if (cores > t->max_thread_cores)
-			t->max_thread_cores = cores;
-		if (key.vcs >= prev->vcs && key.ivcs >= prev->ivcs) {
-			t->dvcs += key.vcs - prev->vcs;
-			t->divcs += key.ivcs - prev->ivcs;
+	np = calloc(job->npids ? job->npids : 1, sizeof(*np));
+	if (np == NULL)
+		return -1;
+	for (i = 0; i < job->npids; i++) {
+		while (k < j->nprocs && j->procs[k].pid < job->pids[i])
+			proc_proc_close(&j->procs[k++], j);
+		if (k < j->nprocs && j->procs[k].pid == job->pids[i]) {
+			np[i] = j->procs[k++];
+		} else {
+			np[i].pid = job->pids[i];
+			np[i].stat_fd = -1;
 		}
 	}
-	if (t->ntasks == t->cap_tasks) {
-		size_t cap = t->cap_tasks ? t->cap_tasks * 2 : 64;
-
-		nt = realloc(t->tasks, cap * sizeof(*nt));
-		if (nt == NULL)
-			return;
-		t->tasks = nt;
-		t->cap_tasks = cap;
-	}
-	t->tasks[t->ntasks++] = key;
+	while (k < j->nprocs)
+		proc_proc_close(&j->procs[k++], j);
+	free(j->procs);
+	j->procs = np;
+	j->nprocs = job->npids;
+	return 0;
 }
 
-static const struct proc_pid *
-proc_prev_pid(const struct proc_job *j, pid_t pid, unsigned long long starttime)
+/* One process: whole-process CPU time and faults since the previous tick. */
+static int
+proc_read_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, struct proc_tally *t)
 {
-	size_t i;
-
-	for (i = 0; i < j->npids; i++)
-		if (j->pids[i].pid == pid && j->pids[i].starttime == starttime)
-			return &j->pids[i];
-	return NULL;
-}
-
-/* One process: whole-process CPU time and faults, then each of its threads. */
-static void
-proc_tally_pid(struct proc_ctx *c, struct proc_job *j, pid_t pid, double elapsed, struct proc_tally *t)
-{
-	static const struct proc_pid zero;
 	struct procfs_stat st;
-	const struct proc_pid *prev;
-	struct proc_pid *cur;
+	char buf[4096];
+	int first = p->stat_fd < 0;
+
+	if (p->gone || (first && (p->stat_fd = procfs_openf("%s/%d/stat", c->proc_root, (int)p->pid)) < 0))
+		return -1;
+	/* A kept descriptor of a process that exited reads ESRCH, never a new process with its pid. */
+	if (procfs_reread(p->stat_fd, buf, sizeof(buf)) < 0 || procfs_parse_stat(buf, &st) < 0 || st.state == 'Z') {
+		proc_proc_close(p, j);
+		p->gone = 1;
+		return -1;
+	}
+	t->processes++;
+	t->threads += st.num_threads;
+	t->rss_pages += st.rss_pages;
+	if (first && !proc_started_since(c, j->last_unix, st.starttime)) {
+		/* Seen for the first time and older than the last tick: a baseline only. */
+	} else if (st.utime >= p->utime && st.stime >= p->stime) {
+		t->user_s += (double)(st.utime - p->utime) / (double)c->hz;
+		t->system_s += (double)(st.stime - p->stime) / (double)c->hz;
+		if (st.minflt >= p->minflt && st.majflt >= p->majflt) {
+			t->dminflt += st.minflt - p->minflt;
+			t->dmajflt += st.majflt - p->majflt;
+		}
+	}
+	p->starttime = st.starttime;
+	p->utime = st.utime;
+	p->stime = st.stime;
+	p->minflt = st.minflt;
+	p->majflt = st.majflt;
+	p->num_threads = st.num_threads;
+	return 0;
+}
+
+/* Reads one thread's CPU time (and, with schedstat, its waits and slices) into key. */
+static int
+proc_read_task(struct proc_ctx *c, struct proc_job *j, pid_t pid, struct proc_task *key)
+{
+	const char *file = c->schedstat ? "schedstat" : "stat";
+	struct procfs_schedstat ss;
+	struct procfs_stat st;
+	char buf[4096];
+	ssize_t n;
+
+	if (key->fd < 0 && j->open_threads < PROC_MAX_OPEN_THREADS &&
+	    (key->fd = procfs_openf("%s/%d/task/%d/%s", c->proc_root, (int)pid, (int)key->tid, file)) >= 0)
+		j->open_threads++;
+	if (key->fd >= 0)
+		n = procfs_reread(key->fd, buf, sizeof(buf));
+	else
+		n = procfs_readf(buf, sizeof(buf), "%s/%d/task/%d/%s", c->proc_root, (int)pid, (int)key->tid, file);
+	if (n < 0)
+		return -1;
+	if (c->schedstat) {
+		if (procfs_parse_schedstat(buf, &ss) < 0)
+			return -1;
+		key->cpu_ns = ss.cpu_ns;
+		key->wait_ns = ss.wait_ns;
+		key->slices = ss.slices;
+		return 0;
+	}
+	if (procfs_parse_stat(buf, &st) < 0)
+		return -1;
+	key->cpu_ns = (st.utime + st.stime) * (1000000000ULL / (unsigned long long)c->hz);
+	return 0;
+}
+
+/*
+ * A detail read of one process's threads: lists them, reads each (kept
+ * descriptors carried over by tid) and adds the differences since the last
+ * detail read.  A thread not in the last list of a listed process started
+ * since, so it counts from zero; in a newly listed process, threads only
+ * give a baseline unless the process itself started since the last read.
+ */
+static void
+proc_detail_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, double elapsed, struct proc_detail *d)
+{
+	struct proc_task *nt, *old, zero = {0};
 	pid_t *tids = NULL;
 	ssize_t n, i;
-	char buf[4096];
+	size_t k = 0, m = 0;
+	int counts_new = p->listed || proc_started_since(c, j->detail_unix, p->starttime);
+	double cores;
+	char dir[512];
 
-	if (procfs_readf(buf, sizeof(buf), "%s/%d/stat", c->proc_root, (int)pid) < 0 || procfs_parse_stat(buf, &st) < 0)
+	snprintf(dir, sizeof(dir), "%s/%d/task", c->proc_root, (int)p->pid);
+	n = procfs_list_ids(dir, &tids);
+	nt = n > 0 ? calloc((size_t)n, sizeof(*nt)) : NULL;
+	if (nt == NULL) {
+		free(tids);
 		return;
-	cur = &t->pids[t->npids++];
-	cur->pid = pid;
-	cur->starttime = st.starttime;
-	cur->utime = st.utime;
-	cur->stime = st.stime;
-	cur->minflt = st.minflt;
-	cur->majflt = st.majflt;
-	t->processes++;
-	t->rss_pages += st.rss_pages;
-	prev = proc_prev_pid(j, pid, st.starttime);
-	if (prev == NULL && proc_started_since(c, j, st.starttime))
-		prev = &zero;
-	if (prev != NULL && st.utime >= prev->utime && st.stime >= prev->stime) {
-		t->user_s += (double)(st.utime - prev->utime) / (double)c->hz;
-		t->system_s += (double)(st.stime - prev->stime) / (double)c->hz;
-		if (st.minflt >= prev->minflt && st.majflt >= prev->majflt) {
-			t->dminflt += st.minflt - prev->minflt;
-			t->dmajflt += st.majflt - prev->majflt;
-		}
 	}
-	snprintf(buf, sizeof(buf), "%s/%d/task", c->proc_root, (int)pid);
-	n = procfs_list_ids(buf, &tids);
-	for (i = 0; i < n; i++)
-		proc_tally_task(c, j, pid, tids[i], elapsed, t);
+	for (i = 0; i < n; i++) {
+		while (k < p->ntasks && p->tasks[k].tid < tids[i])
+			k++;
+		old = k < p->ntasks && p->tasks[k].tid == tids[i] ? &p->tasks[k] : NULL;
+		nt[m] = old != NULL ? *old : (struct proc_task){.tid = tids[i], .fd = -1};
+		if (old != NULL)
+			old->fd = -1;  /* moved */
+		if (proc_read_task(c, j, p->pid, &nt[m]) < 0) {
+			if (nt[m].fd >= 0) {
+				close(nt[m].fd);
+				j->open_threads--;
+			}
+			continue;  /* exited between the listing and the read */
+		}
+		if (old == NULL)
+			old = counts_new ? &zero : NULL;
+		if (old != NULL && elapsed > 0 && nt[m].cpu_ns >= old->cpu_ns) {
+			cores = (double)(nt[m].cpu_ns - old->cpu_ns) / 1e9 / elapsed;
+			if (cores >= PROC_BUSY_THREAD_CORES)
+				d->busy_threads++;
+			if (cores > d->max_thread_cores)
+				d->max_thread_cores = cores;
+			if (c->schedstat && nt[m].wait_ns >= old->wait_ns && nt[m].slices >= old->slices) {
+				d->dwait_ns += nt[m].wait_ns - old->wait_ns;
+				d->dslices += nt[m].slices - old->slices;
+				d->have_sched = 1;
+			}
+		}
+		m++;
+	}
 	free(tids);
+	proc_tasks_close(p, j);
+	p->tasks = nt;
+	p->ntasks = m;
+	p->listed = 1;
 }
 
 /* The CPUs the job may use: affinity of its first process, then its cgroup's limits. */
@@ -332,48 +445,64 @@ proc_put_job(const struct collector_job *job, const struct proc_tally *t, double
 	collector_put(out, id, (t->user_s + t->system_s) / elapsed, "cpu.cores");
 	collector_put(out, id, t->user_s / elapsed, "cpu.user_cores");
 	collector_put(out, id, t->system_s / elapsed, "cpu.system_cores");
-	collector_put(out, id, (double)t->busy_threads, "cpu.busy_threads");
-	collector_put(out, id, t->max_thread_cores, "cpu.thread_max_cores");
-	collector_put(out, id, (double)t->dvcs / elapsed, "sched.voluntary_switches_per_s");
-	collector_put(out, id, (double)t->divcs / elapsed, "sched.involuntary_switches_per_s");
 	collector_put(out, id, (double)t->dminflt / elapsed, "mem.minor_faults_per_s");
 	collector_put(out, id, (double)t->dmajflt / elapsed, "mem.major_faults_per_s");
+}
+
+/* The detail tick: every thread of every live process, then the CPU limits. */
+static void
+proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job, const int *live,
+		struct collector_out *out)
+{
+	struct proc_detail d;
+	double elapsed = j->detail_mono > 0 ? out->mono - j->detail_mono : 0;
+	size_t i;
+
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < j->nprocs; i++)
+		if (live[i])
+			proc_detail_pid(c, j, &j->procs[i], elapsed, &d);
+	if (elapsed > 0) {
+		collector_put(out, job->id, (double)d.busy_threads, "cpu.busy_threads");
+		collector_put(out, job->id, d.max_thread_cores, "cpu.thread_max_cores");
+		if (d.have_sched) {
+			collector_put(out, job->id, (double)d.dslices / elapsed, "sched.switches_per_s");
+			collector_put(out, job->id, (double)d.dwait_ns / 1e9 / elapsed, "sched.wait_cores");
+		}
+	}
+	proc_put_limits(c, job, out);
+	j->detail_mono = out->mono;
+	j->detail_unix = out->t;
 }
 
 static int
 proc_sample_job(void *ctx, const struct collector_job *job, struct collector_out *out, char *why, size_t why_len)
 {
 	struct proc_ctx *c = ctx;
-	struct proc_job *j;
+	struct proc_job *j = jobstate_get(&c->jobs, job->id);
 	struct proc_tally t;
 	double elapsed;
+	int *live;
 	size_t i;
 
-	j = jobstate_get(&c->jobs, job->id);
-	memset(&t, 0, sizeof(t));
-	t.pids = calloc(job->npids ? job->npids : 1, sizeof(*t.pids));
-	if (j == NULL || t.pids == NULL) {
-		free(t.pids);
+	live = calloc(job->npids ? job->npids : 1, sizeof(*live));
+	if (j == NULL || live == NULL || proc_merge_pids(j, job) < 0) {
+		free(live);
 		snprintf(why, why_len, "out of memory");
 		return COLLECTOR_TRANSIENT;
 	}
+	memset(&t, 0, sizeof(t));
 	elapsed = j->last_mono > 0 ? out->mono - j->last_mono : 0;
-	for (i = 0; i < job->npids; i++)
-		proc_tally_pid(c, j, job->pids[i], elapsed, &t);
-	if (t.ntasks > 1)
-		qsort(t.tasks, t.ntasks, sizeof(*t.tasks), cmp_task);
+	for (i = 0; i < j->nprocs; i++)
+		live[i] = proc_read_pid(c, j, &j->procs[i], &t) == 0;
 	if (elapsed > 0)
 		j->cpu_seconds += t.user_s + t.system_s;
 	if (t.processes > 0) {
 		proc_put_job(job, &t, elapsed, j->cpu_seconds, c->page, out);
-		proc_put_limits(c, job, out);
+		if (out->detail)
+			proc_detail_job(c, j, job, live, out);
 	}
-	free(j->tasks);
-	free(j->pids);
-	j->tasks = t.tasks;
-	j->ntasks = t.ntasks;
-	j->pids = t.pids;
-	j->npids = t.npids;
+	free(live);
 	j->last_mono = out->mono;
 	j->last_unix = out->t;
 	return COLLECTOR_OK;

@@ -1,10 +1,14 @@
 /*
- * Tests of the proc collector on two snapshots of a real 3-thread busy
- * process, copied from this machine's /proc one second apart
- * (tests/fixtures/proc-t0 and proc-t1).  A symlink in a temporary directory
- * is the collector's proc root; repointing it moves time forward.  Expected
- * figures are the ones the snapshot files give by hand: (utime + stime)
- * difference over the interval, as top computes %CPU.
+ * Tests of the proc collector on snapshots of real busy processes, copied
+ * from this machine's /proc about one second apart: tests/fixtures/proc-t0
+ * and proc-t1 (3 threads; a tree without schedstat, so thread CPU comes
+ * from task/TID/stat) and proc-sched-t0 and proc-sched-t1 (3 threads of
+ * bench's spawn_jobs, each busy 6 of every 10 ms on 2 CPUs, with
+ * schedstat).  A temporary directory is the collector's proc root; copying
+ * the next snapshot over its files in place moves time forward, as the
+ * collector keeps them open.  Expected figures are the ones the snapshot
+ * files give by hand: CPU time difference over the interval, as top
+ * computes %CPU.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +23,7 @@
 #include "collectors_fixture.h"
 
 #define BUSY_PID 19869
+#define SCHED_PID 8585
 
 struct fx {
 	char dir[256];
@@ -30,10 +35,7 @@ struct fx {
 static void
 point_at(struct fx *f, const char *rel)
 {
-	char target[1024];
-
-	unlink(f->link);
-	assert_int_equal(symlink(fixture_path(target, sizeof(target), rel), f->link), 0);
+	assert_int_equal(fixture_install(rel, f->link), 0);
 }
 
 static int
@@ -61,12 +63,13 @@ static int
 teardown(void **state)
 {
 	struct fx *f = *state;
+	char cmd[300];
 
 	collector_proc.fini(f->ctx);
 	collector_out_free(&f->out);
-	unlink(f->link);
-	rmdir(f->dir);
-	return 0;
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 static double
@@ -111,9 +114,9 @@ job_rates_match_the_snapshots(void **state)
 	/* Threads: 19, 17 and 18 ticks; none reached a quarter core on the loaded VM. */
 	assert_float_equal(value_of(&f->out, 7, "cpu.thread_max_cores"), 0.19, 1e-9);
 	assert_true(value_of(&f->out, 7, "cpu.busy_threads") == 0);
-	/* Involuntary switches: 78 + 61 + 79 + 0. */
-	assert_float_equal(value_of(&f->out, 7, "sched.involuntary_switches_per_s"), 218, 1e-9);
-	assert_float_equal(value_of(&f->out, 7, "sched.voluntary_switches_per_s"), 0, 1e-9);
+	/* Without schedstat there is no waiting time or slice count to give. */
+	assert_true(isnan(value_of(&f->out, 7, "sched.wait_cores")));
+	assert_true(isnan(value_of(&f->out, 7, "sched.switches_per_s")));
 	assert_float_equal(value_of(&f->out, 7, "mem.minor_faults_per_s"), 0, 1e-9);
 }
 
@@ -131,6 +134,65 @@ half_interval_doubles_the_rate(void **state)
 	collector_out_reset(&f->out, 2000.5, 20.5);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
 	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 1.28, 1e-9);
+}
+
+/* Between detail ticks only the whole-process figures come; the thread figures span both intervals. */
+static void
+thread_figures_only_on_detail_ticks(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "";
+
+	collector_proc.job_gone(f->ctx, 7);
+	point_at(f, "proc-t0");
+	collector_out_reset(&f->out, 5000.0, 50.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	point_at(f, "proc-t1");
+	collector_out_reset(&f->out, 5000.5, 50.5);
+	f->out.detail = 0;
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 1.28, 1e-9);
+	assert_true(value_of(&f->out, 7, "cpu.threads") == 4);
+	assert_true(isnan(value_of(&f->out, 7, "cpu.thread_max_cores")));
+	assert_true(isnan(value_of(&f->out, 7, "cpu.allowed")));
+	/* Nothing changes in the next half second; the detail tick spans the whole second. */
+	collector_out_reset(&f->out, 5001.0, 51.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 0, 1e-9);
+	assert_float_equal(value_of(&f->out, 7, "cpu.thread_max_cores"), 0.19, 1e-9);
+	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
+}
+
+/* With schedstat: per-thread CPU in nanoseconds, time waiting for a CPU and slices. */
+static void
+schedstat_waits_and_switches(void **state)
+{
+	static const pid_t pids[] = {SCHED_PID};
+	const struct collector_job job = {9, pids, 1, NULL, 0};
+	struct fx *f = *state;
+	struct collector_env env;
+	char why[256] = "";
+	void *ctx;
+
+	point_at(f, "proc-sched-t0");
+	env = (struct collector_env){f->link, "/nonexistent-dlprof-sys", NULL, 1.0};
+	ctx = collector_proc.init(&env, why, sizeof(why));
+	assert_non_null(ctx);
+	collector_out_reset(&f->out, 6000.0, 60.0);
+	assert_int_equal(collector_proc.sample_job(ctx, &job, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	point_at(f, "proc-sched-t1");
+	collector_out_reset(&f->out, 6001.0, 61.0);
+	assert_int_equal(collector_proc.sample_job(ctx, &job, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	/* utime 31 -> 40, stime 278 -> 378 (the spin reads the thread CPU clock: a system call). */
+	assert_float_equal(value_of(&f->out, 9, "cpu.cores"), 1.09, 1e-9);
+	assert_float_equal(value_of(&f->out, 9, "cpu.system_cores"), 1.00, 1e-9);
+	/* schedstat CPU ns: +378211101, +367244539, +371369012: all three busy. */
+	assert_true(value_of(&f->out, 9, "cpu.busy_threads") == 3);
+	assert_float_equal(value_of(&f->out, 9, "cpu.thread_max_cores"), 0.378211101, 1e-12);
+	/* Waits +58537156 + 91819187 + 80335878 ns; slices +253 + 309 + 266. */
+	assert_float_equal(value_of(&f->out, 9, "sched.wait_cores"), 0.230692221, 1e-12);
+	assert_float_equal(value_of(&f->out, 9, "sched.switches_per_s"), 828, 1e-9);
+	collector_proc.fini(ctx);
 }
 
 static void
@@ -184,6 +246,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(job_rates_match_the_snapshots),
 		cmocka_unit_test(half_interval_doubles_the_rate),
+		cmocka_unit_test(thread_figures_only_on_detail_ticks),
+		cmocka_unit_test(schedstat_waits_and_switches),
 		cmocka_unit_test(vanished_job_is_ok_and_silent),
 		cmocka_unit_test(node_figures),
 		cmocka_unit_test(unavailable_without_procfs),

@@ -22,7 +22,7 @@ function panelSpecs(collectorNote) {
 		{ id: 'step', title: 'Step time', names: ['step_time_s'], yMin: 0 },
 		{ id: 'loss', title: 'Loss', names: ['loss'], optional: true },
 		{ id: 'phases', title: 'Time per step in each phase', perPhase: 'phase_time_s', yMin: 0, optional: true },
-		{ id: 'cpu', title: 'CPU: cores used (of the CPUs allowed)', names: ['cpu.cores', 'cpu.thread_max_cores', 'cpu.allowed'], yMin: 0,
+		{ id: 'cpu', title: 'CPU: cores used (of the CPUs allowed)', names: ['cpu.cores', 'cpu.thread_max_cores', 'sched.wait_cores', 'cpu.allowed'], yMin: 0,
 			note: collectorNote(/^proc$/, 'CPU use') },
 		{ id: 'threads', title: 'Threads: busy and all', names: ['cpu.busy_threads', 'cpu.threads', 'cpu.processes'], yMin: 0,
 			note: collectorNote(/^proc$/, 'threads') },
@@ -35,7 +35,7 @@ function panelSpecs(collectorNote) {
 		{ id: 'gpumem', title: 'GPU memory', match: /^gpu\.(\d+\.)?mem(_used)?_bytes$/, yMin: 0, optional: true },
 		{ id: 'mem', title: 'Memory (resident)', names: ['mem.rss_bytes'], yMin: 0, optional: true },
 		{ id: 'sched', title: 'Context switches and migrations per second', yMin: 0, optional: true,
-			names: ['sched.voluntary_switches_per_s', 'sched.involuntary_switches_per_s', 'perf.cpu_migrations_per_s'] },
+			names: ['sched.switches_per_s', 'perf.cpu_migrations_per_s'] },
 	];
 }
 
