@@ -62,6 +62,12 @@ struct collector_out {
 	double t;                    /* the tick's unix time, stamped on each value */
 	double mono;                 /* the tick's CLOCK_MONOTONIC time, for rates */
 	int failed;                  /* an allocation failed: values were dropped */
+	/*
+	 * This tick also reads what is costly per thread (per-thread CPU,
+	 * counters): set by the sampler on the ticks that store, so those
+	 * values span the whole store interval.  1 after collector_out_reset.
+	 */
+	int detail;
 };
 
 /*

@@ -285,8 +285,8 @@ likwid_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_l
 	int gid, m, t, n;
 	double *nl;
 
-	(void)out;  /* its values are per job: sample_job reads them */
-	if (!c->counting)
+	/* Groups rotate when the sampler stores, so each counts a whole store interval. */
+	if (!c->counting || !out->detail)
 		return COLLECTOR_OK;
 	gid = c->gids[c->cur];
 	if (c->api.perfmon_stop_counters() < 0) {
@@ -343,7 +343,7 @@ likwid_sample_job(void *ctx, const struct collector_job *job, struct collector_o
 
 	(void)why;
 	(void)why_len;
-	if (!c->have_last || job->npids == 0)
+	if (!c->have_last || job->npids == 0 || !out->detail)
 		return COLLECTOR_OK;
 	if (procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)job->pids[0]) < 0 ||
 	    procfs_status_str(buf, "Cpus_allowed_list", list, sizeof(list)) < 0 ||

@@ -13,6 +13,7 @@ COLLECTOR_SOURCES = \
 	collectors/perf.c \
 	collectors/nvml.c \
 	daemon/sampler.c daemon/sampler.h \
+	daemon/sample_window.c daemon/sample_window.h \
 	daemon/discovery.c daemon/discovery.h \
 	daemon/store_series.c daemon/store_series.h \
 	daemon/api_series.c \
@@ -34,6 +35,7 @@ tests_nvml_double_libnvml_double_so_LDADD =
 
 EXTRA_DIST += tests/unit/collectors_fixture.h \
 	tests/fixtures/proc-t0 tests/fixtures/proc-t1 \
+	tests/fixtures/proc-sched-t0 tests/fixtures/proc-sched-t1 \
 	tests/fixtures/proc-jobs-t0 tests/fixtures/proc-jobs-t1 \
 	tests/fixtures/cgroup tests/fixtures/sys-slurm-v1 tests/fixtures/sys-slurm-v2 \
 	tests/fixtures/sys-2socket
@@ -42,6 +44,7 @@ if HAVE_CMOCKA
 COLLECTOR_TESTS = tests/unit/test_dynlib tests/unit/test_procfs tests/unit/test_cgroup tests/unit/test_proc tests/unit/test_perf \
 	tests/unit/test_nvml tests/unit/test_papi tests/unit/test_likwid tests/unit/test_metrics \
 	tests/unit/test_discovery tests/unit/test_store_series tests/unit/test_topology tests/unit/test_sampler \
+	tests/unit/test_sample_window \
 	tests/unit/test_jobstate tests/unit/test_threadset
 check_PROGRAMS += $(COLLECTOR_TESTS)
 TESTS += $(COLLECTOR_TESTS)
@@ -83,6 +86,9 @@ tests_unit_test_store_series_LDADD = $(COLLECTOR_TEST_LDADD)
 tests_unit_test_topology_SOURCES = tests/unit/test_topology.c
 tests_unit_test_topology_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
 tests_unit_test_topology_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_sample_window_SOURCES = tests/unit/test_sample_window.c
+tests_unit_test_sample_window_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_sample_window_LDADD = $(COLLECTOR_TEST_LDADD)
 tests_unit_test_sampler_SOURCES = tests/unit/test_sampler.c
 tests_unit_test_sampler_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
 tests_unit_test_sampler_LDADD = $(COLLECTOR_TEST_LDADD)

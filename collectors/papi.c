@@ -304,6 +304,9 @@ papi_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	size_t i;
 	int e;
 
+	/* As perf: counts accumulate, so they are read when the sampler stores. */
+	if (!out->detail)
+		return COLLECTOR_OK;
 	if (j == NULL) {
 		snprintf(why, why_len, "out of memory");
 		return COLLECTOR_TRANSIENT;

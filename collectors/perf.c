@@ -5,7 +5,10 @@
  * instructions, LLC misses) only where a PMU exists, which most VMs lack.
  *
  * Counters are opened per thread, without inherit, as the sampler discovers
- * threads (a thread's counts start when dlprofd first sees it).  A thread
+ * threads (a thread's counts start when dlprofd first sees it).  They are
+ * read, and new threads looked for, on detail ticks only (when the sampler
+ * stores): the kernel keeps counting in between, so the figures span the
+ * whole store interval, and the descriptors cost nothing meanwhile.  A thread
  * that exits is read one last time and closed.  When the kernel multiplexes
  * hardware counters, counts are scaled by time_enabled / time_running and
  * the job's samples say so (perf.multiplexed, perf.counted_share); a counter
@@ -266,6 +269,9 @@ perf_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	size_t i;
 	int e;
 
+	/* Counts accumulate in the kernel: reading them only when the sampler stores loses nothing. */
+	if (!out->detail)
+		return COLLECTOR_OK;
 	/* Follow the job's threads: counters on new ones; out of descriptors or memory is transient. */
 	if (j == NULL || threadset_track(&j->threads, c->proc_root, job, perf_thread_start, &ps) < 0) {
 		snprintf(why, why_len, "cannot open more perf counters: %s", strerror(j ? errno : ENOMEM));

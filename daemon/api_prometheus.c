@@ -160,7 +160,7 @@ put_sampler(FILE *out, const struct sampler_snapshot *snap)
 		snap->threads > 0 ? snap->last_tick_cpu_s / (double)snap->threads : 0.0);
 	if (snap->njobs > 0)
 		family_head(out, "dlprofd_job_", "sampling_cpu_seconds", "gauge",
-			    "CPU time the collectors spent on the job in the last tick");
+			    "CPU time the collectors spent on the job in the last tick that read it in detail");
 	for (i = 0; i < snap->njobs; i++) {
 		fputs("dlprofd_job_sampling_cpu_seconds{", out);
 		put_job_labels(out, &snap->jobs[i]);

@@ -51,6 +51,8 @@ static const struct key keys[] = {
 	 "directory of the dashboard's static files"},
 	{"interval", KEY_DOUBLE, OFF(interval_s), "1.0", 0.01, 3600, NULL, true,
 	 "sampling period in seconds (fractions allowed)"},
+	{"store_interval", KEY_DOUBLE, OFF(store_interval_s), "10", 0.01, 3600, NULL, true,
+	 "seconds between stores of the sampled series (each the window's mean; never below interval)"},
 	{"log_level", KEY_ENUM, OFF(log_level), "info", 0, 0, "error|warning|info|debug", true,
 	 "lines above this level are dropped"},
 	{"retention_days", KEY_DOUBLE, OFF(retention_days), "7", 0.001, 36500, NULL, true,

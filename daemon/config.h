@@ -19,6 +19,7 @@ struct config {
 	char *db_path;
 	char *web_root;
 	double interval_s;
+	double store_interval_s;      /* sampled series are stored this often */
 	char *log_level;
 	double retention_days;
 	char *token;                     /* "" : no token, remote mutations refused */

@@ -113,8 +113,9 @@ static int daemon_start(struct daemon *d)
 	const struct config *cfg = d->cfg;
 	struct store_options so = {.queue_limit = (size_t)cfg->queue_limit, .readers = 4};
 	struct tuner_options to = {.explore_share = cfg->explore_share, .gain_threshold = cfg->gain_threshold};
-	struct sampler_options sam = {.interval_s = cfg->interval_s, .proc_root = cfg->proc_root,
-				      .sys_root = cfg->sys_root, .retention_days = cfg->retention_days};
+	struct sampler_options sam = {.interval_s = cfg->interval_s, .store_interval_s = cfg->store_interval_s,
+				      .proc_root = cfg->proc_root, .sys_root = cfg->sys_root,
+				      .retention_days = cfg->retention_days};
 	struct server_options srv = {.listen = cfg->listen, .nlisten = cfg->nlisten,
 				     .socket_path = cfg->socket_path, .max_body = (size_t)cfg->max_body_bytes,
 				     .threads = (unsigned)cfg->http_threads,
@@ -153,8 +154,9 @@ static int daemon_start(struct daemon *d)
 	if (!(d->server = server_start(&d->app, &srv)))
 		return -1;
 	server_set_access(d->server, cfg->token, cfg->read_access);
-	log_info("dlprofd %s started: db %s, node %s (%s), sampling every %gs", PACKAGE_VERSION, cfg->db_path,
-		 d->node.hostname, d->node.hw_class, cfg->interval_s);
+	log_info("dlprofd %s started: db %s, node %s (%s), sampling every %gs, storing every %gs", PACKAGE_VERSION,
+		 cfg->db_path, d->node.hostname, d->node.hw_class, cfg->interval_s,
+		 cfg->store_interval_s > cfg->interval_s ? cfg->store_interval_s : cfg->interval_s);
 	return 0;
 }
 
@@ -185,7 +187,7 @@ static void daemon_reload(struct daemon *d)
 	apply_log_level(fresh);
 	apply_limits(&d->app, fresh);
 	server_set_access(d->server, fresh->token, fresh->read_access);
-	sampler_set_interval(d->app.sampler, fresh->interval_s);
+	sampler_set_interval(d->app.sampler, fresh->interval_s, fresh->store_interval_s);
 	config_free(d->cfg);
 	d->cfg = fresh;
 	log_info("reload: configuration %s applied", fresh->config_path);

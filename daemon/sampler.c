@@ -1,8 +1,10 @@
 /*
  * The sampler thread (see sampler.h).  Each tick: discovery finds the jobs
  * and their processes, every collector that is up samples the node and each
- * job, the values go to the store's writer as one posted batch, and a
- * snapshot of them is published for /metrics.  The core handles failure, as
+ * job, the values join the store window (sample_window.h), and a snapshot
+ * of each series' newest value is published for /metrics.  Every store
+ * interval the tick is a detail tick: collectors also read what is costly
+ * per thread, and the window goes to the store's writer as one posted batch.  The core handles failure, as
  * collectd does: a collector whose init fails is retried with a doubling
  * interval, one whose sampling fails is suspended with a doubling interval,
  * and each change of state is logged once.  Its own cost is measured with
@@ -22,6 +24,7 @@
 #include "collector.h"
 #include "discovery.h"
 #include "log.h"
+#include "sample_window.h"
 #include "sampler.h"
 #include "store.h"
 #include "store_series.h"
@@ -29,6 +32,13 @@
 #define SAMPLER_MAX_COLLECTORS 8
 /* Longest wait between retries of a failing collector. */
 #define SAMPLER_BACKOFF_MAX_S 600.0
+/*
+ * First wait before probing an unavailable collector again, by default: what
+ * makes one unavailable (no PMU, no driver, no privilege) rarely changes
+ * within a minute, and a probe can cost milliseconds (PAPI's library load
+ * and init).
+ */
+#define SAMPLER_PROBE_RETRY_S 60.0
 /* How often retention runs. */
 #define SAMPLER_ROLLUP_EVERY_S 3600.0
 
@@ -58,14 +68,18 @@ struct sampler {
 	pthread_cond_t cond;
 	bool stop;                       /* under lock */
 	double interval_s;               /* under lock */
+	double store_interval_s;         /* under lock; >= interval_s when used */
 	char proc_root[256], sys_root[256], nvml_library[512];
 	struct collector_env env;
 	double retention_days;
+	double probe_retry_s;
 	double next_rollup;
 	struct sampler_col col[SAMPLER_MAX_COLLECTORS];
 	size_t ncol;
 	struct discovery *disc;
 	struct collector_out out;
+	struct sample_window win;        /* values since the last store */
+	double window_mono;              /* when the window opened; 0: before the first tick */
 	struct sample *batch;            /* scratch for the store */
 	size_t batch_cap;
 	unsigned long long ticks;
@@ -95,13 +109,11 @@ current_interval(struct sampler *s)
 	return v;
 }
 
-/* A failure: wait twice as long as last time before the next try. */
+/* A failure: wait twice as long as last time (at first, first_s) before the next try. */
 static void
-col_back_off(struct sampler *s, struct sampler_col *sc, double mono)
+col_back_off(struct sampler_col *sc, double mono, double first_s)
 {
-	double interval = current_interval(s);
-
-	sc->backoff_s = sc->backoff_s > 0 ? sc->backoff_s * 2 : interval * 2;
+	sc->backoff_s = sc->backoff_s > 0 ? sc->backoff_s * 2 : first_s;
 	if (sc->backoff_s > SAMPLER_BACKOFF_MAX_S)
 		sc->backoff_s = SAMPLER_BACKOFF_MAX_S;
 	sc->next_try = mono + sc->backoff_s;
@@ -118,7 +130,7 @@ col_try_init(struct sampler *s, struct sampler_col *sc, double mono)
 		if (strcmp(why, sc->reason) != 0 || sc->backoff_s == 0)
 			log_info("collector %s unavailable: %s", sc->c->name, why);
 		snprintf(sc->reason, sizeof(sc->reason), "%s", why[0] ? why : "initialisation failed");
-		col_back_off(s, sc, mono);
+		col_back_off(sc, mono, s->probe_retry_s);
 		return;
 	}
 	if (why[0] != '\0')
@@ -148,7 +160,7 @@ col_result(struct sampler *s, struct sampler_col *sc, int rc, const char *why, d
 	if (!sc->failing)
 		log_warnx("collector %s failed: %s; retrying with backoff", sc->c->name, why);
 	sc->failing = true;
-	col_back_off(s, sc, mono);
+	col_back_off(sc, mono, current_interval(s) * 2);
 	if (rc == COLLECTOR_UNSUPPORTED) {
 		snprintf(sc->reason, sizeof(sc->reason), "%s", why);
 		sc->c->fini(sc->ctx);
@@ -158,7 +170,12 @@ col_result(struct sampler *s, struct sampler_col *sc, int rc, const char *why, d
 	}
 }
 
-/* One collector over the node and every job; adds per-job CPU cost to cost[]. */
+/*
+ * One collector over the node and every job.  On detail ticks it adds each
+ * job's CPU cost to cost[]; on the others it does not time jobs, since
+ * reading the thread CPU clock twice a job per collector cost more than the
+ * cheap ticks' reads themselves.
+ */
 static void
 col_run(struct sampler *s, struct sampler_col *sc, const struct discovery_job *jobs, size_t njobs, double *cost,
 	double mono)
@@ -186,6 +203,10 @@ col_run(struct sampler *s, struct sampler_col *sc, const struct discovery_job *j
 		cj.npids = jobs[i].npids;
 		cj.cgroup = jobs[i].cgroup[0] != '\0' ? jobs[i].cgroup : NULL;
 		cj.cgroup_version = jobs[i].cgroup_version;
+		if (!s->out.detail) {
+			rc = sc->c->sample_job(sc->ctx, &cj, &s->out, why, sizeof(why));
+			continue;
+		}
 		c1 = thread_cpu_s();
 		rc = sc->c->sample_job(sc->ctx, &cj, &s->out, why, sizeof(why));
 		cost[i] += thread_cpu_s() - c1;
@@ -194,31 +215,29 @@ col_run(struct sampler *s, struct sampler_col *sc, const struct discovery_job *j
 	sc->cpu_s += thread_cpu_s() - c0;
 }
 
-/* Hands the tick's values to the writer; the store copies them. */
+/* Hands the window's rows to the writer (the store copies them) and opens the next window. */
 static void
-post_samples(struct sampler *s)
+post_window(struct sampler *s, double now)
 {
 	struct sample *nb;
-	size_t i;
+	size_t n;
 	int r;
 
-	if (s->out.n == 0)
-		return;
-	if (s->out.n > s->batch_cap) {
-		nb = realloc(s->batch, s->out.n * sizeof(*nb));
+	if (s->win.n > s->batch_cap) {
+		nb = realloc(s->batch, s->win.n * sizeof(*nb));
 		if (nb == NULL) {
 			log_warn("%s: realloc", __func__);
+			sample_window_next(&s->win);
 			return;
 		}
 		s->batch = nb;
-		s->batch_cap = s->out.n;
+		s->batch_cap = s->win.n;
 	}
-	for (i = 0; i < s->out.n; i++)
-		s->batch[i] = (struct sample){s->out.v[i].job_id, s->out.v[i].t, s->out.v[i].name, s->out.v[i].value,
-					      NULL};
-	r = store_samples_post(s->app->store, s->batch, s->out.n);
+	n = sample_window_rows(&s->win, now, s->batch);
+	r = n > 0 ? store_samples_post(s->app->store, s->batch, n) : STORE_OK;
 	if (r != STORE_OK)
-		log_debug("%s: %zu samples dropped: %s", __func__, s->out.n, store_strerror(r));
+		log_debug("%s: %zu samples dropped: %s", __func__, n, store_strerror(r));
+	sample_window_next(&s->win);
 }
 
 static json_t *
@@ -253,6 +272,18 @@ collectors_json_build(struct sampler *s)
 	return arr;
 }
 
+/* A job's cost as the last detail tick measured it, for ticks that do not measure. */
+static double
+last_detail_cost(const struct sampler_snapshot *prev, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < prev->njobs; i++)
+		if (prev->jobs[i].id == id)
+			return prev->jobs[i].cpu_s;
+	return 0;
+}
+
 /* Publishes the tick for readers: values, per-job cost, collectors' state. */
 static void
 publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const double *cost, double tick_cpu,
@@ -265,16 +296,18 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 
 	memset(&snap, 0, sizeof(snap));
 	snap.t = s->out.t;
-	snap.values = malloc((s->out.n + 1) * sizeof(*snap.values));
+	snap.values = malloc((s->win.n + 1) * sizeof(*snap.values));
 	snap.jobs = calloc(njobs + 1, sizeof(*snap.jobs));
 	if (snap.values != NULL && snap.jobs != NULL) {
-		if (s->out.n > 0)
-			memcpy(snap.values, s->out.v, s->out.n * sizeof(*snap.values));
-		snap.nvalues = s->out.n;
+		/* Each series' newest value: per-thread figures of the last detail tick stay shown. */
+		for (i = 0; i < s->win.n; i++)
+			snap.values[i] = s->win.v[i].newest;
+		snap.nvalues = s->win.n;
 		for (i = 0; i < njobs; i++) {
 			snap.jobs[i].id = jobs[i].id;
 			snprintf(snap.jobs[i].workload, sizeof(snap.jobs[i].workload), "%s", jobs[i].workload);
-			snap.jobs[i].cpu_s = cost[i];
+			/* Only the sampler thread writes pub.snap: reading it here needs no lock. */
+			snap.jobs[i].cpu_s = s->out.detail ? cost[i] : last_detail_cost(&s->pub.snap, jobs[i].id);
 			snap.jobs[i].threads = jobs[i].threads;
 			threads += jobs[i].threads;
 		}
@@ -301,6 +334,25 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * Whether this tick closes the store window (and reads per-thread detail):
+ * the first tick, then each tick that reaches the store interval, within
+ * half a sampling period so jitter does not push a store a whole tick late.
+ */
+static bool
+store_due(struct sampler *s, double mono)
+{
+	double interval, store;
+
+	pthread_mutex_lock(&s->lock);
+	interval = s->interval_s;
+	store = s->store_interval_s > interval ? s->store_interval_s : interval;
+	pthread_mutex_unlock(&s->lock);
+	/* Discovery's full scans keep the same cadence as the detail reads. */
+	discovery_set_rescan(s->disc, store);
+	return s->window_mono == 0 || mono - s->window_mono >= store - interval / 2;
+}
+
 static void
 tick(struct sampler *s)
 {
@@ -308,6 +360,7 @@ tick(struct sampler *s)
 	const int64_t *gone = NULL;
 	size_t njobs = 0, ngone = 0, i, k;
 	double mono = clock_mono_s(), now = clock_now_s(), c0 = thread_cpu_s(), *cost;
+	bool detail = store_due(s, mono);
 
 	if (discovery_update(s->disc, now, &jobs, &njobs, &gone, &ngone) < 0)
 		njobs = ngone = 0;
@@ -319,9 +372,15 @@ tick(struct sampler *s)
 	if (cost == NULL)
 		return;
 	collector_out_reset(&s->out, now, mono);
+	s->out.detail = detail;
 	for (k = 0; k < s->ncol; k++)
 		col_run(s, &s->col[k], jobs, njobs, cost, mono);
-	post_samples(s);
+	if (sample_window_add(&s->win, s->out.v, s->out.n) < 0)
+		log_warn("%s: sample window", __func__);
+	if (detail) {
+		post_window(s, now);
+		s->window_mono = mono;
+	}
 	if (s->retention_days > 0 && mono >= s->next_rollup) {
 		store_samples_rollup(s->app->store, now - s->retention_days * 86400.0);
 		s->next_rollup = mono + SAMPLER_ROLLUP_EVERY_S;
@@ -416,6 +475,7 @@ sampler_free(struct sampler *s)
 	}
 	discovery_free(s->disc);
 	collector_out_free(&s->out);
+	sample_window_free(&s->win);
 	free(s->batch);
 	sampler_snapshot_free(&s->pub.snap);
 	json_decref(s->pub.collectors);
@@ -465,7 +525,10 @@ sampler_start_with(struct app *app, const struct sampler_options *opt, const str
 	}
 	s->app = app;
 	s->interval_s = opt->interval_s > 0 ? opt->interval_s : 1.0;
+	s->store_interval_s = opt->store_interval_s;
+	sample_window_init(&s->win);
 	s->retention_days = opt->retention_days;
+	s->probe_retry_s = opt->probe_retry_s > 0 ? opt->probe_retry_s : SAMPLER_PROBE_RETRY_S;
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", opt->proc_root ? opt->proc_root : "/proc");
 	snprintf(s->sys_root, sizeof(s->sys_root), "%s", opt->sys_root ? opt->sys_root : "/sys");
 	/* Read once here, never while sampling: tests point NVML at a double. */
@@ -521,12 +584,13 @@ sampler_stop(struct sampler *s)
 }
 
 void
-sampler_set_interval(struct sampler *s, double interval_s)
+sampler_set_interval(struct sampler *s, double interval_s, double store_interval_s)
 {
 	if (s == NULL || !(interval_s > 0))
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->interval_s = interval_s;
+	s->store_interval_s = store_interval_s;
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 }

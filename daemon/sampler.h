@@ -18,9 +18,11 @@ struct sampler;
 
 struct sampler_options {
 	double interval_s;        /* sampling period */
+	double store_interval_s;  /* stores (and per-thread detail) this often; at least interval_s */
 	const char *proc_root;    /* "/proc", or a fixture tree in tests */
 	const char *sys_root;     /* "/sys" */
 	double retention_days;    /* raw samples older than this are rolled up per minute */
+	double probe_retry_s;     /* first wait before probing an unavailable collector again; 0: 60 s */
 };
 
 /* Starts the thread; NULL after logging why. */
@@ -36,8 +38,8 @@ void sampler_stop(struct sampler *s);
  * systemd watchdog and /healthz.
  */
 bool sampler_alive(struct sampler *s);
-/* Applies a new interval (SIGHUP). */
-void sampler_set_interval(struct sampler *s, double interval_s);
+/* Applies new sampling and store intervals (SIGHUP). */
+void sampler_set_interval(struct sampler *s, double interval_s, double store_interval_s);
 /*
  * The collectors' status as a JSON array of {"name","status","reason"}:
  * status is "available" or "unavailable".  A new reference.
@@ -48,7 +50,7 @@ json_t *sampler_collectors_json(struct sampler *s);
 struct sampler_job_cost {
 	int64_t id;
 	char workload[128];
-	double cpu_s;                  /* sampler thread CPU spent on it */
+	double cpu_s;                  /* sampler thread CPU spent on it in the last detail tick */
 	long threads;                  /* its threads */
 };
 

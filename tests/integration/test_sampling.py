@@ -81,7 +81,8 @@ def metric_value(text, name, labels):
 tap = Tap()
 busy = subprocess.Popen(["/usr/bin/python3", "-c", BUSY])
 try:
-    with Daemon(args=["--interval", "0.5"]) as d:
+    # Sampled every 0.5 s, stored every 1.5 s (each point the window's mean).
+    with Daemon(args=["--interval", "0.5", "--store-interval", "1.5"]) as d:
         job = d.register("busy-3-threads", pid=busy.pid)
         jid = job["id"]
 
@@ -118,7 +119,8 @@ try:
         def window_points():
             status, _, body = d.get("/api/v1/jobs/%d/series?name=cpu.cores" % jid)
             assert status == 200, (status, body)
-            pts = [p for p in body["points"] if t_a + 0.6 <= p[0] <= t_b]
+            # A point at t is the mean over the store window that ends at t.
+            pts = [p for p in body["points"] if t_a + 1.5 <= p[0] <= t_b + 0.1]
             later = [p for p in body["points"] if p[0] > t_b]
             return (body, pts) if pts and later else None
 
@@ -141,6 +143,12 @@ try:
         @tap.test("the series agrees with /proc over the same window")
         def _():
             assert abs(series_cores - proc_cores) <= max(0.15, 0.15 * proc_cores), (series_cores, proc_cores)
+
+        @tap.test("the series is stored once per store interval, not once per tick")
+        def _():
+            times = [p[0] for p in body["points"]]
+            gaps = [b - a for a, b in zip(times, times[1:])]
+            assert gaps and min(gaps) >= 1.2, gaps
 
         @tap.test("the series counts the job's threads")
         def _():

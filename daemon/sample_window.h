@@ -1,0 +1,48 @@
+/*
+ * The window of sampled values between two stores.  The sampler reads the
+ * collectors every `interval` but stores every `store_interval`: storing
+ * each value of each tick cost the writer more than all the reading (50
+ * jobs at 1 Hz are ~900 rows a second).  Each series (job, name) is stored
+ * once per window: the mean of its values over the window for a gauge, the
+ * last value for a counter (collectors/metrics.c says which), stamped with
+ * the time of the tick that closes the window.  The window also keeps each
+ * series' newest value and its time, which /metrics shows at the sampling
+ * rate.  Used by the sampler's thread only.
+ */
+#ifndef DLPROF_SAMPLE_WINDOW_H
+#define DLPROF_SAMPLE_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector.h"
+#include "store.h"
+
+struct sample_series {
+	struct collector_value newest; /* job, name, newest value and its time */
+	double sum;                    /* of this window's values */
+	unsigned n;                    /* values in this window; 0: not seen since the last close */
+	int counter;                   /* stored as its last value, not the mean */
+};
+
+struct sample_window {
+	struct sample_series *v;       /* in order of first sight */
+	size_t n, cap;
+	uint32_t *slot;                /* open addressing over v: index + 1, 0 empty */
+	size_t nslot;                  /* a power of two, at least twice n */
+};
+
+void sample_window_init(struct sample_window *w);
+void sample_window_free(struct sample_window *w);
+/* Adds one tick's values.  -1 when out of memory: the values not added are lost. */
+int sample_window_add(struct sample_window *w, const struct collector_value *v, size_t n);
+/*
+ * The window's rows to store, stamped with unix time t: one per series seen
+ * in it, into rows (room for w->n).  Returns how many.  Row names point
+ * into the window: valid until the next add or next.
+ */
+size_t sample_window_rows(const struct sample_window *w, double t, struct sample *rows);
+/* Starts the next window: forgets the series not seen in this one (their job ended). */
+void sample_window_next(struct sample_window *w);
+
+#endif
