@@ -1,6 +1,6 @@
 /*
  * Job discovery: which processes make up each job, refreshed every sampler
- * tick.  Jobs come from the store (registered with a pid: that process and
+ * tick (all processes scanned every rescan interval, see discovery.c).  Jobs come from the store (registered with a pid: that process and
  * its descendants) and from Slurm (processes in a cgroup with a job_N
  * segment, or with SLURM_JOB_ID in an environment dlprofd may read); a Slurm
  * job not yet in the store is registered as source "slurm".  A job whose
@@ -29,6 +29,11 @@ struct discovery_job {
 
 struct discovery *discovery_new(struct app *app, const char *proc_root);
 void discovery_free(struct discovery *d);
+/*
+ * Scan every process at most every seconds (0, the default: every update);
+ * new jobs and exited processes still cause a scan at once.
+ */
+void discovery_set_rescan(struct discovery *d, double seconds);
 
 /*
  * Rescans /proc and the store's running jobs.  *jobs: the jobs with at least

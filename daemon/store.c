@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,6 +53,8 @@ struct store {
 	struct store_conn *readers;
 	bool *reader_busy;
 	int nreaders;
+
+	atomic_ulong jobs_generation;   /* bumped by each committed change of the running jobs */
 };
 
 static const char sql_savepoint[] = "SAVEPOINT op";
@@ -349,6 +352,16 @@ static int store_setup_writer(struct store *st, const struct store_options *opt)
 }
 
 static void *store_writer_main(void *arg);
+
+void store_jobs_changed(struct store *st)
+{
+	atomic_fetch_add(&st->jobs_generation, 1);
+}
+
+unsigned long store_jobs_generation(struct store *st)
+{
+	return atomic_load(&st->jobs_generation);
+}
 
 struct store *store_open(const char *path, const struct store_options *opt)
 {

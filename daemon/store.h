@@ -44,6 +44,12 @@ struct store_options {
  * writer.  Refuses a database of a newer schema or a file that is not a
  * dlprofd database.  Logs why and returns NULL on failure.
  */
+/*
+ * A number that changes whenever the running jobs change (registration,
+ * adoption, end), so the sampler re-reads them only then.  Read it before
+ * store_jobs_running: a change in between shows at the next comparison.
+ */
+unsigned long store_jobs_generation(struct store *st);
 struct store *store_open(const char *path, const struct store_options *opt);
 /* Drains the queue, stops the writer, closes every connection. */
 void store_close(struct store *st);

@@ -48,6 +48,8 @@ typedef int (*store_apply_fn)(struct store_conn *c, void *arg);
 
 /* Queues fn and waits until its transaction is committed; its result. */
 int store_write(struct store *st, store_apply_fn fn, void *arg);
+/* A change of the running jobs (registered, adopted, ended) was committed. */
+void store_jobs_changed(struct store *st);
 /*
  * Queues fn and returns at once; the writer calls free_arg(arg) when done.
  * STORE_EBUSY (and free_arg called) when the queue is full.

@@ -185,8 +185,10 @@ int store_job_register(struct store *st, const struct job_spec *spec, int64_t *i
 	struct job_insert ji = {spec, 0};
 	int r = store_write(st, apply_job_register, &ji);
 
-	if (r == STORE_OK)
+	if (r == STORE_OK) {
 		*id_out = ji.id;
+		store_jobs_changed(st);
+	}
 	return r;
 }
 
@@ -207,7 +209,11 @@ static int apply_job_adopt(struct store_conn *c, void *arg)
 int store_job_adopt(struct store *st, int64_t id, const struct job_spec *spec)
 {
 	struct job_insert ji = {spec, id};
-	return store_write(st, apply_job_adopt, &ji);
+	int r = store_write(st, apply_job_adopt, &ji);
+
+	if (r == STORE_OK)
+		store_jobs_changed(st);
+	return r;
 }
 
 struct job_end {
@@ -244,7 +250,11 @@ static int apply_job_end(struct store_conn *c, void *arg)
 int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status)
 {
 	struct job_end e = {id, ended, has_exit, exit_status};
-	return store_write(st, apply_job_end, &e);
+	int r = store_write(st, apply_job_end, &e);
+
+	if (r == STORE_OK)
+		store_jobs_changed(st);
+	return r;
 }
 
 struct job_config {
