@@ -2,7 +2,8 @@
  * The library's ceiling for the API benchmarks: a libmicrohttpd server that
  * answers every request with one fixed 200-byte JSON body.  It runs MHD the
  * way dlprofd does (its own listening socket, epoll, an internal thread pool
- * of the same size, the same connection limit and timeout), so the gap
+ * of the same size, the same connection limit, timeout and memory pool per
+ * connection: daemon/server.c), so the gap
  * between the two is what dlprofd's routing, handlers and storage cost.
  *
  *   mhd_fixed [--listen 127.0.0.1:0] [--threads 4]
@@ -117,7 +118,7 @@ int main(int argc, char **argv)
 	mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC, 0, NULL, NULL, answer,
 			       resp, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
 			       MHD_OPTION_CONNECTION_LIMIT, 1024u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-			       MHD_OPTION_END);
+			       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u * 1024), MHD_OPTION_END);
 	if (!mhd) {
 		fprintf(stderr, "mhd_fixed: MHD_start_daemon failed\n");
 		return 1;
