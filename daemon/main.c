@@ -38,10 +38,15 @@
 /*
  * jemalloc's start-up options (it reads this symbol): one arena is plenty
  * for a daemon whose threads mostly wait, and freed pages go back to the
- * kernel within a second, so RSS falls after a burst (bench/RESULTS.md:
- * prologue-storm peak and soak growth both shrank, throughput unchanged).
+ * kernel at once.  With any decay time, the pages freed during a burst of
+ * connections (a prologue storm: MHD's pools) stayed resident beside those
+ * in use, and the storm peaked 5-10 MB higher; without a background thread
+ * a decay only runs when something allocates, so an idle daemon kept them
+ * for good.  Purging at once costs a madvise per freed large block or empty
+ * slab: CPU per recommend request and per ingested sample stayed within the
+ * run-to-run noise.
  */
-const char *malloc_conf = "narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0";
+const char *malloc_conf = "narenas:1,dirty_decay_ms:0,muzzy_decay_ms:0";
 #endif
 
 /* Everything main starts, so that shutdown can stop it in reverse. */
