@@ -4,6 +4,11 @@
  * faults) work wherever the kernel allows perf; hardware events (cycles,
  * instructions, LLC misses) only where a PMU exists, which most VMs lack.
  *
+ * A thread's counters form two groups, software and hardware, each read
+ * with one read() (PERF_FORMAT_GROUP): four reads a thread cost more than
+ * the rest of a detail tick.  The groups are apart so that hardware events
+ * the PMU cannot schedule never take the software counts down with them.
+ *
  * Counters are opened per thread, without inherit, as the sampler discovers
  * threads (a thread's counts start when dlprofd first sees it).  They are
  * read, and new threads looked for, on detail ticks only (when the sampler
@@ -35,6 +40,8 @@
 
 enum perf_ev { EV_TASK_CLOCK, EV_CS, EV_MIGRATIONS, EV_FAULTS, EV_CYCLES, EV_INSTRUCTIONS, EV_LLC_MISSES, EV_N };
 #define EV_FIRST_HW EV_CYCLES
+/* Group 0 is the software events (led by task-clock), group 1 the hardware ones (led by cycles). */
+#define PERF_GROUPS 2
 
 static const struct {
 	uint32_t type;
@@ -53,6 +60,9 @@ struct perf_thread {
 	struct threadset_thread head;  /* tid, seen */
 	int fd[EV_N];            /* -1: not open */
 	double prev[EV_N];       /* scaled count at the previous read */
+	/* Each group's events in the order the kernel reports them (its leader first). */
+	signed char member[PERF_GROUPS][EV_N];
+	int nmember[PERF_GROUPS];
 };
 
 struct perf_job {
@@ -75,8 +85,9 @@ struct perf_tally {
 	double counted_share;    /* lowest time_running / time_enabled seen */
 };
 
+/* Opens one counter on a thread, as a group leader (group_fd -1) or a member of group_fd's group. */
 static int
-perf_open(pid_t tid, enum perf_ev ev, int exclude_kernel)
+perf_open(pid_t tid, enum perf_ev ev, int exclude_kernel, int group_fd)
 {
 	struct perf_event_attr attr;
 
@@ -84,10 +95,10 @@ perf_open(pid_t tid, enum perf_ev ev, int exclude_kernel)
 	attr.size = sizeof(attr);
 	attr.type = perf_defs[ev].type;
 	attr.config = perf_defs[ev].config;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	attr.exclude_kernel = exclude_kernel ? 1 : 0;
 	attr.exclude_hv = 1;
-	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
 static void
@@ -133,11 +144,11 @@ perf_init(const struct collector_env *env, char *why, size_t why_len)
 	}
 	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
 	jobstate_init(&c->jobs, sizeof(struct perf_job), perf_job_init, perf_job_clear);
-	fd = perf_open(0, EV_TASK_CLOCK, 0);
+	fd = perf_open(0, EV_TASK_CLOCK, 0, -1);
 	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 		/* paranoid 2 refuses kernel-side counting to the unprivileged: count user space only. */
 		c->exclude_kernel = 1;
-		fd = perf_open(0, EV_TASK_CLOCK, 1);
+		fd = perf_open(0, EV_TASK_CLOCK, 1, -1);
 	}
 	if (fd < 0) {
 		perf_reason_open(errno, paranoid, why, why_len);
@@ -146,7 +157,7 @@ perf_init(const struct collector_env *env, char *why, size_t why_len)
 	}
 	close(fd);
 	c->nev = EV_FIRST_HW;
-	fd = perf_open(0, EV_CYCLES, c->exclude_kernel);
+	fd = perf_open(0, EV_CYCLES, c->exclude_kernel, -1);
 	err = errno;
 	if (fd >= 0) {
 		close(fd);
@@ -177,32 +188,39 @@ perf_job_gone(void *ctx, int64_t job_id)
 	jobstate_drop(&c->jobs, job_id);
 }
 
-/* Reads one counter, scaled; adds the difference to the tally. */
+/* Reads one group of a thread with one read(), scaled; adds the differences to the tally. */
 static void
-perf_read_one(struct perf_thread *t, int e, struct perf_tally *tl)
+perf_read_group(struct perf_thread *t, int g, struct perf_tally *tl)
 {
-	uint64_t v[3];  /* value, time_enabled, time_running */
-	double scaled, share;
+	uint64_t v[3 + EV_N];  /* nr, time_enabled, time_running, then a value per member */
+	int leader = t->member[g][0], k, e;
+	double scaled, share = 1;
+	ssize_t want;
 
-	if (t->fd[e] < 0 || read(t->fd[e], v, sizeof(v)) != (ssize_t)sizeof(v))
+	if (t->nmember[g] == 0 || t->fd[leader] < 0)
+		return;
+	want = (ssize_t)((3 + (size_t)t->nmember[g]) * sizeof(uint64_t));
+	if (read(t->fd[leader], v, sizeof(v)) != want || v[0] != (uint64_t)t->nmember[g])
 		return;
 	if (v[1] > 0 && v[2] == 0) {
 		/* Enabled but never scheduled on the PMU: unknown, not zero. */
 		tl->counted_share = 0;
 		return;
 	}
-	scaled = (double)v[0];
 	if (v[2] < v[1]) {
 		share = (double)v[2] / (double)v[1];
-		scaled = (double)v[0] / share;
 		if (share < tl->counted_share)
 			tl->counted_share = share;
 	}
-	if (scaled >= t->prev[e]) {
-		tl->delta[e] += scaled - t->prev[e];
-		tl->have[e] = 1;
+	for (k = 0; k < t->nmember[g]; k++) {
+		e = t->member[g][k];
+		scaled = (double)v[3 + k] / share;
+		if (scaled >= t->prev[e]) {
+			tl->delta[e] += scaled - t->prev[e];
+			tl->have[e] = 1;
+		}
+		t->prev[e] = scaled;
 	}
-	t->prev[e] = scaled;
 }
 
 /* What the start callback needs, and what it found. */
@@ -217,13 +235,22 @@ perf_thread_start(void *thread, void *arg)
 {
 	struct perf_thread *t = thread;
 	struct perf_start *ps = arg;
-	int e;
+	int e, g, leader;
 
 	for (e = 0; e < EV_N; e++)
 		t->fd[e] = -1;
 	for (e = 0; e < ps->c->nev; e++) {
-		t->fd[e] = perf_open(t->head.tid, (enum perf_ev)e, ps->c->exclude_kernel);
-		if (t->fd[e] >= 0 || e > 0)
+		g = e < EV_FIRST_HW ? 0 : 1;
+		/* A member joins its group's leader; a group whose leader failed gets no members. */
+		leader = t->nmember[g] > 0 ? t->fd[t->member[g][0]] : -1;
+		if (e != 0 && e != EV_FIRST_HW && leader < 0)
+			continue;
+		t->fd[e] = perf_open(t->head.tid, (enum perf_ev)e, ps->c->exclude_kernel, leader);
+		if (t->fd[e] >= 0) {
+			t->member[g][t->nmember[g]++] = (signed char)e;
+			continue;
+		}
+		if (e > 0)
 			continue;
 		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
 			return THREADSET_STOP;
@@ -267,7 +294,7 @@ perf_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	struct perf_start ps = {c, 0};
 	struct perf_tally tl;
 	size_t i;
-	int e;
+	int g;
 
 	/* Counts accumulate in the kernel: reading them only when the sampler stores loses nothing. */
 	if (!out->detail)
@@ -286,8 +313,8 @@ perf_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	tl.counted_share = 1;
 	/* Read every thread, including those that just exited (their final counts), then drop the gone. */
 	for (i = 0; i < j->threads.n; i++)
-		for (e = 0; e < c->nev; e++)
-			perf_read_one(threadset_at(&j->threads, i), e, &tl);
+		for (g = 0; g < PERF_GROUPS; g++)
+			perf_read_group(threadset_at(&j->threads, i), g, &tl);
 	threadset_sweep(&j->threads, perf_thread_close);
 	if (j->last_mono > 0 && out->mono > j->last_mono)
 		perf_put(c, job->id, &tl, out->mono - j->last_mono, out);

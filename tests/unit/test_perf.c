@@ -100,7 +100,15 @@ counts_own_busy_thread(void **state)
 	cores = value_of(&out, "perf.task_clock_cores");
 	/* One thread spun: at most one core, and more than nothing even on a loaded machine. */
 	assert_true(cores > 0.05 && cores <= 1.05);
+	/* The software group's four members come back from one read, each in its place. */
 	assert_false(isnan(value_of(&out, "perf.context_switches_per_s")));
+	assert_false(isnan(value_of(&out, "perf.cpu_migrations_per_s")));
+	assert_false(isnan(value_of(&out, "perf.page_faults_per_s")));
+	/* Between detail ticks the counters are not read. */
+	collector_out_reset(&out, 3.0, mono_s());
+	out.detail = 0;
+	assert_int_equal(collector_perf.sample_job(ctx, &job, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_int_equal(out.n, 0);
 	collector_perf.job_gone(ctx, 1);
 	collector_perf.fini(ctx);
 	collector_out_free(&out);
