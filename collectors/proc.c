@@ -33,6 +33,12 @@
 #define PROC_BUSY_THREAD_CORES 0.25
 /* Threads of one job whose files stay open; the rest are opened at each read. */
 #define PROC_MAX_OPEN_THREADS 1024
+/*
+ * How often a job's CPU limits are read again (affinity from status, the
+ * costliest file of a process, and the cgroup's files); between, the last
+ * figures are given again.  Slurm sets them once, at the job's start.
+ */
+#define PROC_LIMITS_EVERY_S 60.0
 
 struct proc_task {
 	pid_t tid;
@@ -63,6 +69,9 @@ struct proc_job {
 	struct proc_proc *procs;       /* ascending pid */
 	size_t nprocs;
 	size_t open_threads;           /* task descriptors held */
+	double limits_mono;            /* when the limits were read; 0: never */
+	int allowed, cpuset;           /* CPUs; 0: unknown */
+	double quota;                  /* cores; 0: none */
 };
 
 struct proc_ctx {
@@ -341,6 +350,57 @@ proc_read_task(struct proc_ctx *c, struct proc_job *j, pid_t pid, struct proc_ta
 	return 0;
 }
 
+/* Adds one thread's figures since old (NULL: no baseline) to the detail tally. */
+static void
+proc_tally_task(const struct proc_ctx *c, const struct proc_task *old, const struct proc_task *cur, double elapsed,
+		struct proc_detail *d)
+{
+	double cores;
+
+	if (old == NULL || elapsed <= 0 || cur->cpu_ns < old->cpu_ns)
+		return;
+	cores = (double)(cur->cpu_ns - old->cpu_ns) / 1e9 / elapsed;
+	if (cores >= PROC_BUSY_THREAD_CORES)
+		d->busy_threads++;
+	if (cores > d->max_thread_cores)
+		d->max_thread_cores = cores;
+	if (c->schedstat && cur->wait_ns >= old->wait_ns && cur->slices >= old->slices) {
+		d->dwait_ns += cur->wait_ns - old->wait_ns;
+		d->dslices += cur->slices - old->slices;
+		d->have_sched = 1;
+	}
+}
+
+/*
+ * The threads of the last list read again through their kept descriptors,
+ * when the process still has as many: a thread that exited reads ESRCH, so
+ * one gone and one new in between cannot pass for the same set.  Listing
+ * /proc/PID/task costs as much as reading ten threads.  0 when every one
+ * read; -1 (nothing tallied, nothing changed) to list them instead.
+ */
+static int
+proc_reread_tasks(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, double elapsed, struct proc_detail *d)
+{
+	struct proc_task *nt;
+	size_t k;
+
+	if (!p->listed || p->ntasks == 0 || (long)p->ntasks != p->num_threads)
+		return -1;
+	if ((nt = malloc(p->ntasks * sizeof(*nt))) == NULL)
+		return -1;
+	memcpy(nt, p->tasks, p->ntasks * sizeof(*nt));
+	for (k = 0; k < p->ntasks; k++)
+		if (nt[k].fd < 0 || proc_read_task(c, j, p->pid, &nt[k]) < 0) {
+			free(nt);  /* the descriptors are still p->tasks' */
+			return -1;
+		}
+	for (k = 0; k < p->ntasks; k++)
+		proc_tally_task(c, &p->tasks[k], &nt[k], elapsed, d);
+	free(p->tasks);
+	p->tasks = nt;
+	return 0;
+}
+
 /*
  * A detail read of one process's threads: lists them, reads each (kept
  * descriptors carried over by tid) and adds the differences since the last
@@ -351,14 +411,16 @@ proc_read_task(struct proc_ctx *c, struct proc_job *j, pid_t pid, struct proc_ta
 static void
 proc_detail_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, double elapsed, struct proc_detail *d)
 {
-	struct proc_task *nt, *old, zero = {0};
+	static const struct proc_task zero;
+	struct proc_task *nt, *old;
 	pid_t *tids = NULL;
 	ssize_t n, i;
 	size_t k = 0, m = 0;
 	int counts_new = p->listed || proc_started_since(c, j->detail_unix, p->starttime);
-	double cores;
 	char dir[512];
 
+	if (proc_reread_tasks(c, j, p, elapsed, d) == 0)
+		return;
 	snprintf(dir, sizeof(dir), "%s/%d/task", c->proc_root, (int)p->pid);
 	n = procfs_list_ids(dir, &tids);
 	nt = n > 0 ? calloc((size_t)n, sizeof(*nt)) : NULL;
@@ -380,20 +442,7 @@ proc_detail_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, dou
 			}
 			continue;  /* exited between the listing and the read */
 		}
-		if (old == NULL)
-			old = counts_new ? &zero : NULL;
-		if (old != NULL && elapsed > 0 && nt[m].cpu_ns >= old->cpu_ns) {
-			cores = (double)(nt[m].cpu_ns - old->cpu_ns) / 1e9 / elapsed;
-			if (cores >= PROC_BUSY_THREAD_CORES)
-				d->busy_threads++;
-			if (cores > d->max_thread_cores)
-				d->max_thread_cores = cores;
-			if (c->schedstat && nt[m].wait_ns >= old->wait_ns && nt[m].slices >= old->slices) {
-				d->dwait_ns += nt[m].wait_ns - old->wait_ns;
-				d->dslices += nt[m].slices - old->slices;
-				d->have_sched = 1;
-			}
-		}
+		proc_tally_task(c, old != NULL ? old : counts_new ? &zero : NULL, &nt[m], elapsed, d);
 		m++;
 	}
 	free(tids);
@@ -405,18 +454,20 @@ proc_detail_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, dou
 
 /* The CPUs the job may use: affinity of its first process, then its cgroup's limits. */
 static void
-proc_put_limits(struct proc_ctx *c, const struct collector_job *job, struct collector_out *out)
+proc_read_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job)
 {
 	struct cgroup_slurm cg;
 	char buf[8192], list[4096];
 	double quota;
 	int cpus;
 
+	j->allowed = j->cpuset = 0;
+	j->quota = 0;
 	if (job->npids > 0 &&
 	    procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)job->pids[0]) >= 0 &&
 	    procfs_status_str(buf, "Cpus_allowed_list", list, sizeof(list)) == 0 &&
 	    (cpus = procfs_cpulist_count(list)) > 0)
-		collector_put(out, job->id, cpus, "cpu.allowed");
+		j->allowed = cpus;
 	if (job->cgroup == NULL)
 		return;
 	memset(&cg, 0, sizeof(cg));
@@ -424,10 +475,23 @@ proc_put_limits(struct proc_ctx *c, const struct collector_job *job, struct coll
 	cg.version = job->cgroup_version;
 	if (cgroup_cpu_limits(c->sys_root, &cg, &quota, &cpus) < 0)
 		return;
-	if (quota > 0)
-		collector_put(out, job->id, quota, "cpu.quota_cores");
-	if (cpus > 0)
-		collector_put(out, job->id, cpus, "cpu.cpuset_cpus");
+	j->quota = quota > 0 ? quota : 0;
+	j->cpuset = cpus > 0 ? cpus : 0;
+}
+
+static void
+proc_put_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job, struct collector_out *out)
+{
+	if (j->limits_mono == 0 || out->mono - j->limits_mono >= PROC_LIMITS_EVERY_S) {
+		proc_read_limits(c, j, job);
+		j->limits_mono = out->mono;
+	}
+	if (j->allowed > 0)
+		collector_put(out, job->id, j->allowed, "cpu.allowed");
+	if (j->quota > 0)
+		collector_put(out, job->id, j->quota, "cpu.quota_cores");
+	if (j->cpuset > 0)
+		collector_put(out, job->id, j->cpuset, "cpu.cpuset_cpus");
 }
 
 static void
@@ -470,7 +534,7 @@ proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 			collector_put(out, job->id, (double)d.dwait_ns / 1e9 / elapsed, "sched.wait_cores");
 		}
 	}
-	proc_put_limits(c, job, out);
+	proc_put_limits(c, j, job, out);
 	j->detail_mono = out->mono;
 	j->detail_unix = out->t;
 }
