@@ -132,16 +132,23 @@ sample_window_add(struct sample_window *w, const struct collector_value *v, size
 }
 
 size_t
-sample_window_rows(const struct sample_window *w, double t, struct sample *rows)
+sample_window_rows(struct sample_window *w, double t, struct sample *rows)
 {
-	const struct sample_series *s;
+	struct sample_series *s;
 	size_t i, nrows = 0;
+	double v;
 
 	for (i = 0; i < w->n; i++) {
 		s = &w->v[i];
-		if (s->n > 0)
-			rows[nrows++] = (struct sample){s->newest.job_id, t, s->newest.name,
-							s->counter ? s->newest.value : s->sum / s->n, NULL};
+		if (s->n == 0)
+			continue;
+		v = s->counter ? s->newest.value : s->sum / s->n;
+		if (s->stored && v == s->stored_value && t - s->stored_t < SAMPLE_WINDOW_REPEAT_S)
+			continue;
+		rows[nrows++] = (struct sample){s->newest.job_id, t, s->newest.name, v, NULL};
+		s->stored = 1;
+		s->stored_value = v;
+		s->stored_t = t;
 	}
 	return nrows;
 }

@@ -5,7 +5,11 @@
  * jobs at 1 Hz are ~900 rows a second).  Each series (job, name) is stored
  * once per window: the mean of its values over the window for a gauge, the
  * last value for a counter (collectors/metrics.c says which), stamped with
- * the time of the tick that closes the window.  The window also keeps each
+ * the time of the tick that closes the window.  A series whose stored value
+ * would repeat the last one exactly (thread and process counts, CPU
+ * limits, rates that stay zero) is stored again only after a minute, so a
+ * steady job costs the writer a few rows per window, and charts still get a
+ * point a minute.  The window also keeps each
  * series' newest value and its time, which /metrics shows at the sampling
  * rate.  Used by the sampler's thread only.
  */
@@ -23,6 +27,8 @@ struct sample_series {
 	double sum;                    /* of this window's values */
 	unsigned n;                    /* values in this window; 0: not seen since the last close */
 	int counter;                   /* stored as its last value, not the mean */
+	int stored;                    /* stored_value and stored_t hold the last row stored */
+	double stored_value, stored_t;
 };
 
 struct sample_window {
@@ -36,12 +42,16 @@ void sample_window_init(struct sample_window *w);
 void sample_window_free(struct sample_window *w);
 /* Adds one tick's values.  -1 when out of memory: the values not added are lost. */
 int sample_window_add(struct sample_window *w, const struct collector_value *v, size_t n);
+/* A value repeated exactly is stored again after this many seconds. */
+#define SAMPLE_WINDOW_REPEAT_S 60.0
+
 /*
  * The window's rows to store, stamped with unix time t: one per series seen
- * in it, into rows (room for w->n).  Returns how many.  Row names point
- * into the window: valid until the next add or next.
+ * in it whose value changed (or repeated for SAMPLE_WINDOW_REPEAT_S), into
+ * rows (room for w->n).  Returns how many, and remembers them as stored.
+ * Row names point into the window: valid until the next add or next.
  */
-size_t sample_window_rows(const struct sample_window *w, double t, struct sample *rows);
+size_t sample_window_rows(struct sample_window *w, double t, struct sample *rows);
 /* Starts the next window: forgets the series not seen in this one (their job ended). */
 void sample_window_next(struct sample_window *w);
 

@@ -58,7 +58,19 @@ struct sampler_col {
 /* What /api/v1/node and /metrics read; guarded by sampler.lock. */
 struct sampler_pub {
 	struct sampler_snapshot snap;
+	size_t values_cap, jobs_cap;     /* room in snap's arrays */
 	json_t *collectors;              /* array of {name, status, reason[, detail]} */
+};
+
+/*
+ * The arrays the next snapshot is built in: the published ones of the tick
+ * before, swapped back, so a tick allocates nothing (a fresh 100 kB array a
+ * tick came back from the allocator as page faults).  Sampler thread only.
+ */
+struct sampler_spare {
+	struct collector_value *values;
+	struct sampler_job_cost *jobs;
+	size_t values_cap, jobs_cap;
 };
 
 struct sampler {
@@ -69,6 +81,7 @@ struct sampler {
 	bool stop;                       /* under lock */
 	double interval_s;               /* under lock */
 	double store_interval_s;         /* under lock; >= interval_s when used */
+	double discovery_interval_s;     /* under lock */
 	char proc_root[256], sys_root[256], nvml_library[512];
 	struct collector_env env;
 	double retention_days;
@@ -86,6 +99,7 @@ struct sampler {
 	double progress_mono;            /* under lock: when the thread last got somewhere */
 	double cpu_total_s;
 	struct sampler_pub pub;          /* under lock */
+	struct sampler_spare spare;
 };
 
 static double
@@ -290,15 +304,25 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 	double tick_wall)
 {
 	struct sampler_snapshot snap;
+	struct sampler_spare *sp = &s->spare, old;
 	json_t *cols = collectors_json_build(s);
 	long threads = 0;
+	void *nv;
 	size_t i;
 
 	memset(&snap, 0, sizeof(snap));
 	snap.t = s->out.t;
-	snap.values = malloc((s->win.n + 1) * sizeof(*snap.values));
-	snap.jobs = calloc(njobs + 1, sizeof(*snap.jobs));
-	if (snap.values != NULL && snap.jobs != NULL) {
+	if (sp->values_cap < s->win.n + 1 && (nv = realloc(sp->values, (s->win.n + 1) * sizeof(*sp->values)))) {
+		sp->values = nv;
+		sp->values_cap = s->win.n + 1;
+	}
+	if (sp->jobs_cap < njobs + 1 && (nv = realloc(sp->jobs, (njobs + 1) * sizeof(*sp->jobs)))) {
+		sp->jobs = nv;
+		sp->jobs_cap = njobs + 1;
+	}
+	snap.values = sp->values;
+	snap.jobs = sp->jobs;
+	if (sp->values_cap >= s->win.n + 1 && sp->jobs_cap >= njobs + 1) {
 		/* Each series' newest value: per-thread figures of the last detail tick stay shown. */
 		for (i = 0; i < s->win.n; i++)
 			snap.values[i] = s->win.v[i].newest;
@@ -327,11 +351,14 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 	snap.threads = threads;
 	pthread_mutex_lock(&s->lock);
 	s->progress_mono = clock_mono_s();
-	sampler_snapshot_free(&s->pub.snap);
+	old = (struct sampler_spare){s->pub.snap.values, s->pub.snap.jobs, s->pub.values_cap, s->pub.jobs_cap};
 	s->pub.snap = snap;
+	s->pub.values_cap = sp->values_cap;
+	s->pub.jobs_cap = sp->jobs_cap;
 	json_decref(s->pub.collectors);
 	s->pub.collectors = cols;
 	pthread_mutex_unlock(&s->lock);
+	*sp = old;
 }
 
 /*
@@ -342,14 +369,15 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 static bool
 store_due(struct sampler *s, double mono)
 {
-	double interval, store;
+	double interval, store, scan;
 
 	pthread_mutex_lock(&s->lock);
 	interval = s->interval_s;
 	store = s->store_interval_s > interval ? s->store_interval_s : interval;
+	scan = s->discovery_interval_s;
 	pthread_mutex_unlock(&s->lock);
-	/* Discovery's full scans keep the same cadence as the detail reads. */
-	discovery_set_rescan(s->disc, store);
+	/* Set from the sampler's own thread: discovery is not shared. */
+	discovery_set_rescan(s->disc, scan);
 	return s->window_mono == 0 || mono - s->window_mono >= store - interval / 2;
 }
 
@@ -478,6 +506,8 @@ sampler_free(struct sampler *s)
 	sample_window_free(&s->win);
 	free(s->batch);
 	sampler_snapshot_free(&s->pub.snap);
+	free(s->spare.values);
+	free(s->spare.jobs);
 	json_decref(s->pub.collectors);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
@@ -526,7 +556,7 @@ sampler_start_with(struct app *app, const struct sampler_options *opt, const str
 	s->app = app;
 	s->interval_s = opt->interval_s > 0 ? opt->interval_s : 1.0;
 	s->store_interval_s = opt->store_interval_s;
-	sample_window_init(&s->win);
+	s->discovery_interval_s = opt->discovery_interval_s;
 	s->retention_days = opt->retention_days;
 	s->probe_retry_s = opt->probe_retry_s > 0 ? opt->probe_retry_s : SAMPLER_PROBE_RETRY_S;
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", opt->proc_root ? opt->proc_root : "/proc");
@@ -584,13 +614,14 @@ sampler_stop(struct sampler *s)
 }
 
 void
-sampler_set_interval(struct sampler *s, double interval_s, double store_interval_s)
+sampler_set_interval(struct sampler *s, double interval_s, double store_interval_s, double discovery_interval_s)
 {
 	if (s == NULL || !(interval_s > 0))
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->interval_s = interval_s;
 	s->store_interval_s = store_interval_s;
+	s->discovery_interval_s = discovery_interval_s;
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 }

@@ -107,6 +107,45 @@ next_window_starts_afresh_and_forgets_the_unseen(void **state)
 	sample_window_free(&w);
 }
 
+/* A value that repeats exactly is stored once, then once a minute; a change is stored at once. */
+static void
+repeats_stored_once_a_minute(void **state)
+{
+	struct sample_window w;
+	struct collector_value tick[2];
+	struct sample rows[4];
+	double t;
+	int stored_threads = 0, stored_cores = 0;
+
+	(void)state;
+	sample_window_init(&w);
+	/* Ten-second windows over two minutes: threads stay 8, cores vary. */
+	for (t = 10; t <= 120; t += 10) {
+		size_t n, i;
+
+		tick[0] = val(1, "cpu.threads", t, 8);
+		tick[1] = val(1, "cpu.cores", t, t / 10);
+		sample_window_add(&w, tick, 2);
+		n = sample_window_rows(&w, t, rows);
+		for (i = 0; i < n; i++) {
+			if (strcmp(rows[i].name, "cpu.threads") == 0)
+				stored_threads++;
+			else
+				stored_cores++;
+		}
+		sample_window_next(&w);
+	}
+	/* At 10 s, 70 s (a minute after) and not at 120 s (50 s after). */
+	assert_int_equal(stored_threads, 2);
+	assert_int_equal(stored_cores, 12);
+	/* A change is stored in its own window. */
+	tick[0] = val(1, "cpu.threads", 130, 9);
+	sample_window_add(&w, tick, 1);
+	assert_int_equal(sample_window_rows(&w, 130, rows), 1);
+	assert_float_equal(rows[0].value, 9, 1e-12);
+	sample_window_free(&w);
+}
+
 /* 5,000 series over three windows: each found again (one series each), half forgotten in between. */
 static void
 many_series_keep_their_identity(void **state)
@@ -152,6 +191,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(gauges_mean_counters_last),
 		cmocka_unit_test(next_window_starts_afresh_and_forgets_the_unseen),
+		cmocka_unit_test(repeats_stored_once_a_minute),
 		cmocka_unit_test(many_series_keep_their_identity),
 	};
 
