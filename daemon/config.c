@@ -53,6 +53,8 @@ static const struct key keys[] = {
 	 "sampling period in seconds (fractions allowed)"},
 	{"store_interval", KEY_DOUBLE, OFF(store_interval_s), "10", 0.01, 3600, NULL, true,
 	 "seconds between stores of the sampled series (each the window's mean; never below interval)"},
+	{"discovery_interval", KEY_DOUBLE, OFF(discovery_interval_s), "30", 0.01, 3600, NULL, true,
+	 "seconds between scans of all processes for new job members (new jobs and exits: at once)"},
 	{"log_level", KEY_ENUM, OFF(log_level), "info", 0, 0, "error|warning|info|debug", true,
 	 "lines above this level are dropped"},
 	{"retention_days", KEY_DOUBLE, OFF(retention_days), "7", 0.001, 36500, NULL, true,

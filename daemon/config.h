@@ -20,6 +20,7 @@ struct config {
 	char *web_root;
 	double interval_s;
 	double store_interval_s;      /* sampled series are stored this often */
+	double discovery_interval_s;  /* all processes scanned this often */
 	char *log_level;
 	double retention_days;
 	char *token;                     /* "" : no token, remote mutations refused */

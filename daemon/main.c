@@ -119,6 +119,7 @@ static int daemon_start(struct daemon *d)
 	struct store_options so = {.queue_limit = (size_t)cfg->queue_limit, .readers = 4};
 	struct tuner_options to = {.explore_share = cfg->explore_share, .gain_threshold = cfg->gain_threshold};
 	struct sampler_options sam = {.interval_s = cfg->interval_s, .store_interval_s = cfg->store_interval_s,
+				      .discovery_interval_s = cfg->discovery_interval_s,
 				      .proc_root = cfg->proc_root, .sys_root = cfg->sys_root,
 				      .retention_days = cfg->retention_days};
 	struct server_options srv = {.listen = cfg->listen, .nlisten = cfg->nlisten,
@@ -192,7 +193,7 @@ static void daemon_reload(struct daemon *d)
 	apply_log_level(fresh);
 	apply_limits(&d->app, fresh);
 	server_set_access(d->server, fresh->token, fresh->read_access);
-	sampler_set_interval(d->app.sampler, fresh->interval_s, fresh->store_interval_s);
+	sampler_set_interval(d->app.sampler, fresh->interval_s, fresh->store_interval_s, fresh->discovery_interval_s);
 	config_free(d->cfg);
 	d->cfg = fresh;
 	log_info("reload: configuration %s applied", fresh->config_path);

@@ -19,6 +19,7 @@ struct sampler;
 struct sampler_options {
 	double interval_s;        /* sampling period */
 	double store_interval_s;  /* stores (and per-thread detail) this often; at least interval_s */
+	double discovery_interval_s;  /* scans all processes this often; 0: every tick */
 	const char *proc_root;    /* "/proc", or a fixture tree in tests */
 	const char *sys_root;     /* "/sys" */
 	double retention_days;    /* raw samples older than this are rolled up per minute */
@@ -38,8 +39,8 @@ void sampler_stop(struct sampler *s);
  * systemd watchdog and /healthz.
  */
 bool sampler_alive(struct sampler *s);
-/* Applies new sampling and store intervals (SIGHUP). */
-void sampler_set_interval(struct sampler *s, double interval_s, double store_interval_s);
+/* Applies new sampling, store and discovery intervals (SIGHUP). */
+void sampler_set_interval(struct sampler *s, double interval_s, double store_interval_s, double discovery_interval_s);
 /*
  * The collectors' status as a JSON array of {"name","status","reason"}:
  * status is "available" or "unavailable".  A new reference.

@@ -46,6 +46,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->nlisten, 1);
 	assert_string_equal(cfg->listen[0], "0.0.0.0:8080");
 	assert_true(cfg->interval_s == 1.0);
+	assert_true(cfg->store_interval_s == 10.0);
+	assert_true(cfg->discovery_interval_s == 30.0);
 	assert_string_equal(cfg->read_access, "any");
 	assert_int_equal(cfg->max_samples, 10000);
 	config_free(cfg);
