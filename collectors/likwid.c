@@ -8,15 +8,17 @@
  * the groups take turns, one per tick.
  *
  * Counting needs MSR access (the msr module and root, or likwid-accessD) and
- * a CPU this likwid knows.  Without it the collector still describes the
- * topology, and says why it cannot count.  Built only with HAVE_LIKWID.
+ * a CPU this likwid knows.  Without it the collector is unavailable and says
+ * why; the node's topology comes from /sys (daemon/node.c) either way.
+ * Built only with HAVE_LIKWID.
  *
- * liblikwid is not linked but opened with dlopen: its data segment alone is
- * 14 MB of relocated pointer tables, private and dirty in every process that
- * maps it.  Init reads the topology summary into plain data and, when likwid
- * cannot count, closes the library again, so such a node never keeps it
- * mapped.  likwid.h still gives the types and constants; every function goes
- * through the table in the context.
+ * liblikwid is not linked but opened with dlopen, and only once MSR access
+ * is known: its data segment alone is 14 MB of relocated pointer tables,
+ * private and dirty in every process that maps it (opening it just to find
+ * it could not count put a 14 MB spike into the daemon's peak RSS at every
+ * start).  When it then cannot count after all (a CPU this likwid does not
+ * know), the library is closed again.  likwid.h still gives the types and
+ * constants; every function goes through the table in the context.
  */
 
 #include <ctype.h>
@@ -134,26 +136,25 @@ struct likwid_ctx {
 	unsigned char mask[LIKWID_MAX_CPUS]; /* scratch: the CPUs a job may use */
 };
 
-/* Whether perfmon could reach the MSRs; why otherwise. */
+/*
+ * How perfmon can reach the MSRs: ACCESSMODE_DIRECT or ACCESSMODE_DAEMON;
+ * -1 with why otherwise.  Asked before the library is opened.
+ */
 static int
-likwid_msr_access(const struct likwid_api *a, char *why, size_t why_len)
+likwid_msr_access(char *why, size_t why_len)
 {
 	int fd = open("/dev/cpu/0/msr", O_RDWR | O_CLOEXEC);
 
 	if (fd >= 0) {
 		close(fd);
-		a->hpm_mode(ACCESSMODE_DIRECT);
-		return 1;
+		return ACCESSMODE_DIRECT;
 	}
-	if (errno != ENOENT && access("/usr/sbin/likwid-accessD", X_OK) == 0) {
-		a->hpm_mode(ACCESSMODE_DAEMON);
-		return 1;
-	}
+	if (errno != ENOENT && access("/usr/sbin/likwid-accessD", X_OK) == 0)
+		return ACCESSMODE_DAEMON;
 	snprintf(why, why_len,
-		 errno == ENOENT ? "topology only: cannot count, no /dev/cpu/0/msr (modprobe msr; VMs hide MSRs)"
-				 : "topology only: cannot count, /dev/cpu/0/msr refused: run as root or install "
-				   "likwid-accessD setuid");
-	return 0;
+		 errno == ENOENT ? "cannot count: no /dev/cpu/0/msr (modprobe msr; VMs hide MSRs)"
+				 : "cannot count: /dev/cpu/0/msr refused: run as root or install likwid-accessD setuid");
+	return -1;
 }
 
 /* Copies the CPU list and the summary describe reports out of likwid's topology. */
@@ -181,17 +182,16 @@ likwid_read_topology(struct likwid_ctx *c)
 }
 
 static void
-likwid_start_counting(struct likwid_ctx *c, char *why, size_t why_len)
+likwid_start_counting(struct likwid_ctx *c, int mode, char *why, size_t why_len)
 {
 	const struct likwid_api *a = &c->api;
 	size_t g;
 	int rc, gid;
 
-	if (!likwid_msr_access(a, why, why_len))
-		return;
+	a->hpm_mode(mode);
 	rc = a->perfmon_init(c->ncpus, c->cpus);
 	if (rc < 0) {
-		snprintf(why, why_len, "topology only: perfmon_init failed: %s (CPU unknown to this likwid?)",
+		snprintf(why, why_len, "cannot count: perfmon_init failed: %s (CPU unknown to this likwid?)",
 			 strerror(-rc));
 		return;
 	}
@@ -199,7 +199,7 @@ likwid_start_counting(struct likwid_ctx *c, char *why, size_t why_len)
 		if ((gid = a->perfmon_add_event_set(likwid_groups[g])) >= 0)
 			c->gids[c->ngroups++] = gid;
 	if (c->ngroups == 0 || a->perfmon_setup_counters(c->gids[0]) < 0 || a->perfmon_start_counters() < 0) {
-		snprintf(why, why_len, "topology only: no performance group of FLOPS_DP, MEM, L3 can be set up");
+		snprintf(why, why_len, "cannot count: no performance group of FLOPS_DP, MEM, L3 can be set up");
 		a->perfmon_finalize();
 		return;
 	}
@@ -230,8 +230,10 @@ static void *
 likwid_init(const struct collector_env *env, char *why, size_t why_len)
 {
 	struct likwid_ctx *c;
-	int rc;
+	int rc, mode;
 
+	if ((mode = likwid_msr_access(why, why_len)) < 0)
+		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		snprintf(why, why_len, "out of memory");
@@ -253,10 +255,12 @@ likwid_init(const struct collector_env *env, char *why, size_t why_len)
 	likwid_read_topology(c);
 	why[0] = '\0';
 	likwid_leaks_ignore(1);
-	likwid_start_counting(c, why, why_len);
+	likwid_start_counting(c, mode, why, why_len);
 	if (!c->counting)
 		likwid_close(c);
 	likwid_leaks_ignore(0);
+	if (!c->counting)
+		goto fail;
 	return c;
 fail:
 	free(c);
