@@ -2,8 +2,10 @@
  * The PAPI collector: PAPI preset events (cycles, instructions, floating
  * point operations, last-level cache misses) counted on each thread of each
  * job through PAPI's perf_event component, one event set attached per
- * thread.  It works only where the CPU exposes a PMU: on a VM without one
- * PAPI initialises but defines no presets, and init says so.
+ * thread.  It works only where the CPU exposes a PMU: without one (most
+ * VMs) init says so without loading PAPI at all, since loading and
+ * initialising it only to find no presets cost milliseconds and megabytes at
+ * every probe.
  *
  * Built only when configure finds PAPI's header (HAVE_PAPI); the registry
  * lists it under that guard.  libpapi is not linked: init opens it with
@@ -24,6 +26,7 @@
 #include "dynlib.h"
 #include "jobstate.h"
 #include "log.h"
+#include "perf_reason.h"
 #include "threadset.h"
 
 /* PAPI event sets are costly: threads beyond this are not counted. */
@@ -205,6 +208,13 @@ papi_init(const struct collector_env *env, char *why, size_t why_len)
 	}
 	snprintf(c->proc_root, sizeof(c->proc_root), "%s", env->proc_root);
 	jobstate_init(&c->jobs, sizeof(struct papi_job), papi_job_init, papi_job_clear);
+	if (!perf_core_pmu(env->sys_root)) {
+		snprintf(why, why_len,
+			 "PAPI cannot count: no PMU (no CPU event source under %s/bus/event_source/devices; VMs often "
+			 "hide it)",
+			 env->sys_root);
+		goto fail;
+	}
 	if (papi_open(c, why, why_len) < 0)
 		goto fail;
 	rc = c->api.library_init(PAPI_VER_CURRENT);

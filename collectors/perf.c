@@ -132,8 +132,8 @@ static void *
 perf_init(const struct collector_env *env, char *why, size_t why_len)
 {
 	struct perf_ctx *c;
-	char buf[64], pmu[512];
-	int paranoid = -1, fd, err, has_pmu;
+	char buf[64];
+	int paranoid = -1, fd, err;
 
 	if (procfs_readf(buf, sizeof(buf), "%s/sys/kernel/perf_event_paranoid", env->proc_root) >= 0)
 		paranoid = atoi(buf);
@@ -164,9 +164,7 @@ perf_init(const struct collector_env *env, char *why, size_t why_len)
 		c->nev = EV_N;
 		why[0] = '\0';
 	} else {
-		snprintf(pmu, sizeof(pmu), "%s/bus/event_source/devices/cpu", env->sys_root);
-		has_pmu = access(pmu, F_OK) == 0;
-		perf_reason_hw(err, has_pmu, why, why_len);
+		perf_reason_hw(err, perf_core_pmu(env->sys_root), why, why_len);
 	}
 	return c;
 }

@@ -3,11 +3,37 @@
  * perf_reason.h.
  */
 
+#include <dirent.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perf_reason.h"
+#include "procfs.h"
+
+int
+perf_core_pmu(const char *sys_root)
+{
+	char dir[512], buf[32];
+	struct dirent *e;
+	int found = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/bus/event_source/devices", sys_root);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		found = strcmp(e->d_name, "cpu") == 0 ||
+			(procfs_readf(buf, sizeof(buf), "%s/%s/type", dir, e->d_name) > 0 && atoi(buf) == PERF_TYPE_RAW);
+	}
+	closedir(d);
+	return found;
+}
 
 void
 perf_reason_open(int err, int paranoid, char *buf, size_t len)

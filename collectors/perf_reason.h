@@ -10,7 +10,13 @@
 
 /* Why software events cannot be opened at all; paranoid is -1 when unknown. */
 void perf_reason_open(int err, int paranoid, char *buf, size_t len);
-/* Why hardware events cannot be opened; has_pmu: /sys/bus/event_source/devices/cpu exists. */
+/* Why hardware events cannot be opened; has_pmu: perf_core_pmu said so. */
 void perf_reason_hw(int err, int has_pmu, char *buf, size_t len);
+/*
+ * Whether the kernel exposes a CPU PMU under sys_root/bus/event_source/devices:
+ * "cpu" on x86, or any PMU of PERF_TYPE_RAW (ARM's armv8_pmuv3_0, Intel
+ * hybrid's cpu_core).  VMs without a virtual PMU have none.
+ */
+int perf_core_pmu(const char *sys_root);
 
 #endif

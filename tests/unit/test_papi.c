@@ -48,6 +48,12 @@ available_or_says_why(void **state)
 
 	(void)state;
 	assert_false(mapped("/libpapi"));  /* not linked: opened at init */
+	/* Where there is no PMU, PAPI is not even loaded to find out. */
+	env.sys_root = "/nonexistent-dlprof-sys";
+	assert_null(collector_papi.init(&env, why, sizeof(why)));
+	assert_non_null(strstr(why, "PAPI cannot count: no PMU"));
+	assert_false(mapped("/libpapi") || mapped("/libpfm"));
+	env.sys_root = "/sys";
 	ctx = collector_papi.init(&env, why, sizeof(why));
 	if (ctx == NULL) {
 		/* A node where PAPI cannot count must not keep it mapped. */

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,6 +70,37 @@ value_of(const struct collector_out *out, const char *name)
 	return NAN;
 }
 
+/* A CPU PMU is "cpu" (x86) or any event source of PERF_TYPE_RAW (ARM, Intel hybrid); software ones are not. */
+static void
+core_pmu_found_by_name_or_type(void **state)
+{
+	char dir[] = "/tmp/dlprof-test-pmu-XXXXXX", path[512], cmd[600];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_false(perf_core_pmu(dir));  /* no bus/event_source at all */
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/bus/event_source/devices/software %s/bus/event_source/devices/armv8_pmuv3_0",
+		 dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/software/type", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("1\n", f);
+	fclose(f);
+	assert_false(perf_core_pmu(dir));  /* armv8_pmuv3_0 has no type yet */
+	snprintf(path, sizeof(path), "%s/bus/event_source/devices/armv8_pmuv3_0/type", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("4\n", f);
+	fclose(f);
+	assert_true(perf_core_pmu(dir));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/bus/event_source/devices/armv8_pmuv3_0 && mkdir %s/bus/event_source/devices/cpu",
+		 dir, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_true(perf_core_pmu(dir));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Counts this process while it spins for a fifth of a second. */
 static void
 counts_own_busy_thread(void **state)
@@ -120,6 +153,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reason_paranoid),
 		cmocka_unit_test(reason_no_pmu),
+		cmocka_unit_test(core_pmu_found_by_name_or_type),
 		cmocka_unit_test(counts_own_busy_thread),
 	};
 
