@@ -58,6 +58,7 @@ struct proc_proc {
 	size_t ntasks;
 	int listed;                    /* tasks hold a detail read */
 	int gone;                      /* exited: its pid may be reused, never reopen */
+	int live;                      /* read this tick */
 };
 
 struct proc_job {
@@ -258,6 +259,11 @@ proc_merge_pids(struct proc_job *j, const struct collector_job *job)
 	struct proc_proc *np;
 	size_t i, k = 0;
 
+	/* Most ticks a job has the same processes as last time: nothing to carry over. */
+	for (i = 0; i < job->npids && j->nprocs == job->npids && j->procs[i].pid == job->pids[i]; i++)
+		;
+	if (i == job->npids && j->nprocs == job->npids)
+		return 0;
 	np = calloc(job->npids ? job->npids : 1, sizeof(*np));
 	if (np == NULL)
 		return -1;
@@ -515,8 +521,7 @@ proc_put_job(const struct collector_job *job, const struct proc_tally *t, double
 
 /* The detail tick: every thread of every live process, then the CPU limits. */
 static void
-proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job, const int *live,
-		struct collector_out *out)
+proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job, struct collector_out *out)
 {
 	struct proc_detail d;
 	double elapsed = j->detail_mono > 0 ? out->mono - j->detail_mono : 0;
@@ -524,7 +529,7 @@ proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 
 	memset(&d, 0, sizeof(d));
 	for (i = 0; i < j->nprocs; i++)
-		if (live[i])
+		if (j->procs[i].live)
 			proc_detail_pid(c, j, &j->procs[i], elapsed, &d);
 	if (elapsed > 0) {
 		collector_put(out, job->id, (double)d.busy_threads, "cpu.busy_threads");
@@ -546,27 +551,23 @@ proc_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	struct proc_job *j = jobstate_get(&c->jobs, job->id);
 	struct proc_tally t;
 	double elapsed;
-	int *live;
 	size_t i;
 
-	live = calloc(job->npids ? job->npids : 1, sizeof(*live));
-	if (j == NULL || live == NULL || proc_merge_pids(j, job) < 0) {
-		free(live);
+	if (j == NULL || proc_merge_pids(j, job) < 0) {
 		snprintf(why, why_len, "out of memory");
 		return COLLECTOR_TRANSIENT;
 	}
 	memset(&t, 0, sizeof(t));
 	elapsed = j->last_mono > 0 ? out->mono - j->last_mono : 0;
 	for (i = 0; i < j->nprocs; i++)
-		live[i] = proc_read_pid(c, j, &j->procs[i], &t) == 0;
+		j->procs[i].live = proc_read_pid(c, j, &j->procs[i], &t) == 0;
 	if (elapsed > 0)
 		j->cpu_seconds += t.user_s + t.system_s;
 	if (t.processes > 0) {
 		proc_put_job(job, &t, elapsed, j->cpu_seconds, c->page, out);
 		if (out->detail)
-			proc_detail_job(c, j, job, live, out);
+			proc_detail_job(c, j, job, out);
 	}
-	free(live);
 	j->last_mono = out->mono;
 	j->last_unix = out->t;
 	return COLLECTOR_OK;

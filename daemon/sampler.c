@@ -100,6 +100,7 @@ struct sampler {
 	double cpu_total_s;
 	struct sampler_pub pub;          /* under lock */
 	struct sampler_spare spare;
+	bool cols_changed;               /* a collector's state changed since pub.collectors was built */
 };
 
 static double
@@ -140,6 +141,7 @@ col_try_init(struct sampler *s, struct sampler_col *sc, double mono)
 
 	sc->ctx = sc->c->init(&s->env, why, sizeof(why));
 	sc->probed = true;
+	s->cols_changed = true;
 	if (sc->ctx == NULL) {
 		if (strcmp(why, sc->reason) != 0 || sc->backoff_s == 0)
 			log_info("collector %s unavailable: %s", sc->c->name, why);
@@ -164,13 +166,16 @@ static void
 col_result(struct sampler *s, struct sampler_col *sc, int rc, const char *why, double mono)
 {
 	if (rc == COLLECTOR_OK) {
-		if (sc->failing)
+		if (sc->failing) {
 			log_info("collector %s recovered", sc->c->name);
+			s->cols_changed = true;
+		}
 		sc->failing = false;
 		sc->backoff_s = 0;
 		return;
 	}
 	sc->failures++;
+	s->cols_changed = true;
 	if (!sc->failing)
 		log_warnx("collector %s failed: %s; retrying with backoff", sc->c->name, why);
 	sc->failing = true;
@@ -305,7 +310,8 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 {
 	struct sampler_snapshot snap;
 	struct sampler_spare *sp = &s->spare, old;
-	json_t *cols = collectors_json_build(s);
+	/* The collectors' JSON only when one changed state: it rarely does. */
+	json_t *cols = s->cols_changed ? collectors_json_build(s) : NULL;
 	long threads = 0;
 	void *nv;
 	size_t i;
@@ -355,8 +361,11 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 	s->pub.snap = snap;
 	s->pub.values_cap = sp->values_cap;
 	s->pub.jobs_cap = sp->jobs_cap;
-	json_decref(s->pub.collectors);
-	s->pub.collectors = cols;
+	if (cols != NULL) {
+		json_decref(s->pub.collectors);
+		s->pub.collectors = cols;
+		s->cols_changed = false;
+	}
 	pthread_mutex_unlock(&s->lock);
 	*sp = old;
 }
