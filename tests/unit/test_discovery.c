@@ -158,6 +158,8 @@ follows_orphans_and_ends_empty_jobs(void **state)
 
 	assert_int_equal(store_job_find_external(f->app.store, "slurm:77", &slurm77), STORE_OK);
 	point_at(f, "proc-jobs-t1");
+	/* Not due by time: the exit of 300 and 301 is what makes this update scan. */
+	discovery_set_rescan(f->d, 3600);
 	assert_int_equal(discovery_update(f->d, BTIME + 1001, &jobs, &njobs, &gone, &ngone), 0);
 	/* 300 and 301 exited; 302, reparented to init, is still the trainer's. */
 	j = job_by_id(jobs, njobs, trainer);
@@ -174,12 +176,38 @@ follows_orphans_and_ends_empty_jobs(void **state)
 	free(run);
 }
 
+/* Between scans the last table is reused: no exit and no new job, no scan; a due one sees the change. */
+static void
+scans_only_when_due(void **state)
+{
+	struct fx *f = *state;
+	const struct discovery_job *jobs, *j;
+	const int64_t *gone;
+	size_t njobs, ngone;
+	int64_t trainer = 1;
+
+	/* Back to the first tree: 300 and 301 are there again, but no member of any job left. */
+	point_at(f, "proc-jobs-t0");
+	discovery_set_rescan(f->d, 3600);
+	assert_int_equal(discovery_update(f->d, BTIME + 1002, &jobs, &njobs, &gone, &ngone), 0);
+	j = job_by_id(jobs, njobs, trainer);
+	assert_non_null(j);
+	assert_int_equal(j->npids, 1);
+	/* A scan every update again: the registered root 300 and its child are found. */
+	discovery_set_rescan(f->d, 0);
+	assert_int_equal(discovery_update(f->d, BTIME + 1003, &jobs, &njobs, &gone, &ngone), 0);
+	j = job_by_id(jobs, njobs, trainer);
+	assert_non_null(j);
+	assert_int_equal(j->npids, 3);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(finds_trees_and_slurm_jobs),
 		cmocka_unit_test(follows_orphans_and_ends_empty_jobs),
+		cmocka_unit_test(scans_only_when_due),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
