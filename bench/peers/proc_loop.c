@@ -16,11 +16,18 @@
  * instead of its stat and status; --perf-group opens a thread's four
  * counters as one group (PERF_FORMAT_GROUP) and reads them with one read().
  *
+ * Three cadences give dlprofd's own schedule: --detail-every N reads the
+ * threads (and the perf counters) on every Nth pass only, the process's
+ * stat on every pass; --status-every N reads /proc/PID/status on every Nth
+ * pass; --scan-every N scans on every Nth pass.  With them the mean pass,
+ * not the median, is the figure to compare.
+ *
  *   proc_loop [--passes 20] [--interval 1.0] [--scan] [--perf]
- *             [--keep-open] [--schedstat] [--perf-group] PID...
+ *             [--keep-open] [--schedstat] [--perf-group]
+ *             [--detail-every N] [--status-every N] [--scan-every N] PID...
  *
  * Prints one JSON object with the median CPU time of one pass, whole and
- * per part, and per job and per thread.
+ * per part, per job and per thread, and the mean pass.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -47,6 +54,7 @@ struct job {
 };
 
 static int keep_open, use_schedstat, perf_group;
+static int detail_every = 1, status_every = 1, scan_every = 1;
 
 struct pass_cost {
 	double scan, jobs, perf;             /* thread CPU seconds */
@@ -178,7 +186,7 @@ static void read_thread(struct job *j, int i)
 					     status_field(buf, "nonvoluntary_ctxt_switches"));
 }
 
-static void read_job(struct job *j)
+static void read_job(struct job *j, int pass)
 {
 	char path[96], buf[4096];
 	long long nthreads = -1;
@@ -188,6 +196,8 @@ static void read_job(struct job *j)
 		sink += stat_ticks(buf);
 		nthreads = stat_threads(buf);
 	}
+	if (pass % detail_every != 0)
+		return;
 	/* Kept open, the thread list is listed again only when the count changes. */
 	if (!keep_open || nthreads != j->nthreads) {
 		close_thread_fds(j);
@@ -197,6 +207,8 @@ static void read_job(struct job *j)
 	}
 	for (int i = 0; i < j->ntids; i++)
 		read_thread(j, i);
+	if (pass % status_every != 0)
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/status", j->pid);
 	if (read_kept(&j->status_fd, path, buf, sizeof(buf)) > 0)
 		sink += (unsigned long long)(strstr(buf, "Cpus_allowed_list") != NULL);
@@ -282,12 +294,19 @@ int main(int argc, char **argv)
 			use_schedstat = 1;
 		else if (strcmp(argv[i], "--perf-group") == 0)
 			perf = perf_group = 1;
+		else if (strcmp(argv[i], "--detail-every") == 0 && i + 1 < argc)
+			detail_every = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--status-every") == 0 && i + 1 < argc)
+			status_every = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--scan-every") == 0 && i + 1 < argc)
+			scan_every = atoi(argv[++i]);
 		else
 			jobs[njobs++].pid = atoi(argv[i]);
 	}
-	if (njobs == 0 || passes < 1) {
+	if (njobs == 0 || passes < 1 || detail_every < 1 || status_every < 1 || scan_every < 1) {
 		fprintf(stderr, "usage: proc_loop [--passes N] [--interval S] [--scan] [--perf] [--keep-open] "
-				"[--schedstat] [--perf-group] PID...\n");
+				"[--schedstat] [--perf-group] [--detail-every N] [--status-every N] [--scan-every N] "
+				"PID...\n");
 		return 2;
 	}
 	for (int i = 0; i < njobs; i++) {
@@ -306,13 +325,13 @@ int main(int argc, char **argv)
 	pause.tv_nsec = (long)((interval - (double)pause.tv_sec) * 1e9);
 	for (int p = 0; p < passes; p++) {
 		double t0 = cpu_s(), t1, t2, t3;
-		if (scan)
+		if (scan && p % scan_every == 0)
 			scan_all();
 		t1 = cpu_s();
 		for (int i = 0; i < njobs; i++)
-			read_job(&jobs[i]);
+			read_job(&jobs[i], p);
 		t2 = cpu_s();
-		if (perf) {
+		if (perf && p % detail_every == 0) {
 			for (int i = 0; i < njobs; i++)
 				perf_prepare(&jobs[i]);
 			t2 = cpu_s();
@@ -330,11 +349,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < njobs; i++)
 		threads += jobs[i].ntids;
 	{
+		double mean = 0;
+
+		/* The first pass opens and lists everything: the daemon measured has long done so. */
+		for (int p = passes > 1 ? 1 : 0; p < passes; p++)
+			mean += whole[p] / (passes > 1 ? passes - 1 : 1);
 		double w = median(whole, passes), s = median(sc, passes), j = median(jb, passes), f = median(pf, passes);
 		printf("{\"passes\":%d,\"jobs\":%d,\"threads\":%d,\"pass_us\":%.1f,\"scan_us\":%.1f,\"jobs_us\":%.1f,"
-		       "\"perf_us\":%.1f,\"per_job_us\":%.2f,\"per_thread_us\":%.3f,\"sink\":%llu}\n",
+		       "\"perf_us\":%.1f,\"per_job_us\":%.2f,\"per_thread_us\":%.3f,\"mean_pass_us\":%.1f,"
+		       "\"sink\":%llu}\n",
 		       passes, njobs, threads, w * 1e6, s * 1e6, j * 1e6, f * 1e6, (j + f) * 1e6 / njobs,
-		       threads ? (j + f) * 1e6 / threads : 0.0, sink % 10);
+		       threads ? (j + f) * 1e6 / threads : 0.0, mean * 1e6, sink % 10);
 	}
 	free(whole);
 	free(sc);
