@@ -119,11 +119,10 @@ struct likwid_summary {
 };
 
 struct likwid_ctx {
-	void *lib;                         /* dlopen handle; NULL once closed (not counting) */
+	void *lib;                         /* dlopen handle */
 	struct likwid_api api;
 	struct likwid_summary topo;
 	char proc_root[256];
-	int counting;                      /* perfmon is set up */
 	int ncpus;
 	int cpus[LIKWID_MAX_CPUS];         /* likwid thread index -> OS CPU id */
 	int gids[LIKWID_NGROUPS];
@@ -181,7 +180,8 @@ likwid_read_topology(struct likwid_ctx *c)
 	}
 }
 
-static void
+/* Sets perfmon up and starts the first group; -1 with why otherwise. */
+static int
 likwid_start_counting(struct likwid_ctx *c, int mode, char *why, size_t why_len)
 {
 	const struct likwid_api *a = &c->api;
@@ -193,7 +193,7 @@ likwid_start_counting(struct likwid_ctx *c, int mode, char *why, size_t why_len)
 	if (rc < 0) {
 		snprintf(why, why_len, "cannot count: perfmon_init failed: %s (CPU unknown to this likwid?)",
 			 strerror(-rc));
-		return;
+		return -1;
 	}
 	for (g = 0; g < LIKWID_NGROUPS; g++)
 		if ((gid = a->perfmon_add_event_set(likwid_groups[g])) >= 0)
@@ -201,9 +201,9 @@ likwid_start_counting(struct likwid_ctx *c, int mode, char *why, size_t why_len)
 	if (c->ngroups == 0 || a->perfmon_setup_counters(c->gids[0]) < 0 || a->perfmon_start_counters() < 0) {
 		snprintf(why, why_len, "cannot count: no performance group of FLOPS_DP, MEM, L3 can be set up");
 		a->perfmon_finalize();
-		return;
+		return -1;
 	}
-	c->counting = 1;
+	return 0;
 }
 
 /* Opens liblikwid and binds likwid_symbols into c->api; -1 with the reason otherwise. */
@@ -255,11 +255,11 @@ likwid_init(const struct collector_env *env, char *why, size_t why_len)
 	likwid_read_topology(c);
 	why[0] = '\0';
 	likwid_leaks_ignore(1);
-	likwid_start_counting(c, mode, why, why_len);
-	if (!c->counting)
+	rc = likwid_start_counting(c, mode, why, why_len);
+	if (rc < 0)
 		likwid_close(c);
 	likwid_leaks_ignore(0);
-	if (!c->counting)
+	if (rc < 0)
 		goto fail;
 	return c;
 fail:
@@ -272,11 +272,9 @@ likwid_fini(void *ctx)
 {
 	struct likwid_ctx *c = ctx;
 
-	if (c->counting) {
-		c->api.perfmon_stop_counters();
-		c->api.perfmon_finalize();
-		likwid_close(c);
-	}
+	c->api.perfmon_stop_counters();
+	c->api.perfmon_finalize();
+	likwid_close(c);
 	free(c->last);
 	free(c);
 }
@@ -290,7 +288,7 @@ likwid_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_l
 	double *nl;
 
 	/* Groups rotate when the sampler stores, so each counts a whole store interval. */
-	if (!c->counting || !out->detail)
+	if (!out->detail)
 		return COLLECTOR_OK;
 	gid = c->gids[c->cur];
 	if (c->api.perfmon_stop_counters() < 0) {
