@@ -333,54 +333,62 @@ procfs_environ_get(const char *env, size_t len, const char *name, char *buf, siz
 	return -1;
 }
 
-ssize_t
-procfs_read(const char *path, char *buf, size_t len)
+/* Reads a whole descriptor and closes it, keeping the read's errno. */
+static ssize_t
+procfs_read_close(int fd, char *buf, size_t len)
 {
-	ssize_t n;
-	int fd, saved;
+	ssize_t n = procfs_reread(fd, buf, len);
+	int saved = errno;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = procfs_reread(fd, buf, len);
-	saved = errno;
 	close(fd);
 	errno = saved;
 	return n;
 }
 
-ssize_t
-procfs_readf(char *buf, size_t len, const char *fmt, ...)
+/* Opens the file at a printf-style path for reading; -1 with errno set. */
+static int
+procfs_vopen(const char *fmt, va_list ap)
 {
 	char path[512];
-	va_list ap;
-	int n;
+	int n = vsnprintf(path, sizeof(path), fmt, ap);
 
-	va_start(ap, fmt);
-	n = vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return procfs_read(path, buf, len);
-}
-
-int
-procfs_openf(const char *fmt, ...)
-{
-	char path[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+ssize_t
+procfs_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -1 : procfs_read_close(fd, buf, len);
+}
+
+ssize_t
+procfs_readf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int fd;
+
+	va_start(ap, fmt);
+	fd = procfs_vopen(fmt, ap);
+	va_end(ap);
+	return fd < 0 ? -1 : procfs_read_close(fd, buf, len);
+}
+
+int
+procfs_openf(const char *fmt, ...)
+{
+	va_list ap;
+	int fd;
+
+	va_start(ap, fmt);
+	fd = procfs_vopen(fmt, ap);
+	va_end(ap);
+	return fd;
 }
 
 ssize_t
