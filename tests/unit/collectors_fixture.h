@@ -23,6 +23,22 @@ fixture_path(char *buf, size_t len, const char *rel)
 	return buf;
 }
 
+/* Whether a file whose path contains name is mapped in this process (dlopen'ed libraries). */
+static inline int
+fixture_mapped(const char *name)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	if (f == NULL)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, name) != NULL;
+	fclose(f);
+	return found;
+}
+
 /*
  * Copies the fixture tree rel over the directory dst, rewriting each file in
  * place (same inode), so a collector that keeps /proc files open and

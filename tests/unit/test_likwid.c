@@ -15,21 +15,7 @@
 #include <cmocka.h>
 
 #include "collector.h"
-
-/* Whether a file whose path contains name is mapped in this process. */
-static int
-mapped(const char *name)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int found = 0;
-
-	assert_non_null(f);
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, name) != NULL;
-	fclose(f);
-	return found;
-}
+#include "collectors_fixture.h"
 
 static void
 topology_and_counting_note(void **state)
@@ -41,19 +27,19 @@ topology_and_counting_note(void **state)
 	void *ctx;
 
 	(void)state;
-	assert_false(mapped("/liblikwid"));  /* not linked: opened at init */
+	assert_false(fixture_mapped("/liblikwid"));  /* not linked: opened at init */
 	ctx = collector_likwid.init(&env, why, sizeof(why));
 	if (access("/dev/cpu/0/msr", F_OK) != 0) {
 		/* It cannot count here: unavailable with the reason, and the library never opened. */
 		assert_null(ctx);
 		assert_non_null(strstr(why, "cannot count: no /dev/cpu/0/msr"));
-		assert_false(mapped("/liblikwid"));
+		assert_false(fixture_mapped("/liblikwid"));
 		return;
 	}
 	if (ctx == NULL) {
 		/* MSRs there but refused, or a CPU this likwid does not know: said so. */
 		assert_non_null(strstr(why, "cannot count"));
-		assert_false(mapped("/liblikwid"));
+		assert_false(fixture_mapped("/liblikwid"));
 		return;
 	}
 	d = collector_likwid.describe(ctx);

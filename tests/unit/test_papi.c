@@ -17,21 +17,7 @@
 #include <cmocka.h>
 
 #include "collector.h"
-
-/* Whether a file whose path contains name is mapped in this process. */
-static int
-mapped(const char *name)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int found = 0;
-
-	assert_non_null(f);
-	while (!found && fgets(line, sizeof(line), f) != NULL)
-		found = strstr(line, name) != NULL;
-	fclose(f);
-	return found;
-}
+#include "collectors_fixture.h"
 
 static void
 available_or_says_why(void **state)
@@ -47,17 +33,17 @@ available_or_says_why(void **state)
 	size_t i;
 
 	(void)state;
-	assert_false(mapped("/libpapi"));  /* not linked: opened at init */
+	assert_false(fixture_mapped("/libpapi"));  /* not linked: opened at init */
 	/* Where there is no PMU, PAPI is not even loaded to find out. */
 	env.sys_root = "/nonexistent-dlprof-sys";
 	assert_null(collector_papi.init(&env, why, sizeof(why)));
 	assert_non_null(strstr(why, "PAPI cannot count: no PMU"));
-	assert_false(mapped("/libpapi") || mapped("/libpfm"));
+	assert_false(fixture_mapped("/libpapi") || fixture_mapped("/libpfm"));
 	env.sys_root = "/sys";
 	ctx = collector_papi.init(&env, why, sizeof(why));
 	if (ctx == NULL) {
 		/* A node where PAPI cannot count must not keep it mapped. */
-		assert_false(mapped("/libpapi") || mapped("/libpfm"));
+		assert_false(fixture_mapped("/libpapi") || fixture_mapped("/libpfm"));
 		assert_true(strstr(why, "PAPI") != NULL || strstr(why, "libpapi") != NULL);
 		if (access("/sys/bus/event_source/devices/cpu", F_OK) != 0)
 			assert_true(strstr(why, "no PMU") != NULL || strstr(why, "disabled") != NULL);
