@@ -371,12 +371,13 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 }
 
 /*
- * Whether this tick closes the store window (and reads per-thread detail):
- * the first tick, then each tick that reaches the store interval, within
- * half a sampling period so jitter does not push a store a whole tick late.
+ * Takes this tick's intervals (SIGHUP may change them) and says whether the
+ * tick closes the store window (and reads per-thread detail): the first
+ * tick, then each tick that reaches the store interval, within half a
+ * sampling period so jitter does not push a store a whole tick late.
  */
 static bool
-store_due(struct sampler *s, double mono)
+tick_intervals(struct sampler *s, double mono)
 {
 	double interval, store, scan;
 
@@ -397,7 +398,7 @@ tick(struct sampler *s)
 	const int64_t *gone = NULL;
 	size_t njobs = 0, ngone = 0, i, k;
 	double mono = clock_mono_s(), now = clock_now_s(), c0 = thread_cpu_s(), *cost;
-	bool detail = store_due(s, mono);
+	bool detail = tick_intervals(s, mono);
 
 	if (discovery_update(s->disc, now, &jobs, &njobs, &gone, &ngone) < 0)
 		njobs = ngone = 0;
