@@ -163,6 +163,33 @@ thread_figures_only_on_detail_ticks(void **state)
 	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
 }
 
+/* The CPUs allowed are read once a minute: a change shows at the first detail tick a minute on. */
+static void
+cpu_limits_read_once_a_minute(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "", path[400];
+	FILE *st;
+
+	collector_proc.job_gone(f->ctx, 7);
+	point_at(f, "proc-t0");
+	collector_out_reset(&f->out, 7000.0, 70.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
+	/* The job is bound to one CPU from now on. */
+	snprintf(path, sizeof(path), "%s/%d/status", f->link, BUSY_PID);
+	assert_non_null(st = fopen(path, "w"));
+	fputs("Name:\tbusy\nCpus_allowed_list:\t1\n", st);
+	fclose(st);
+	collector_out_reset(&f->out, 7030.0, 100.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
+	collector_out_reset(&f->out, 7060.0, 130.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(value_of(&f->out, 7, "cpu.allowed") == 1);
+	point_at(f, "proc-t0");  /* the real status back for the tests after */
+}
+
 /* With schedstat: per-thread CPU in nanoseconds, time waiting for a CPU and slices. */
 static void
 schedstat_waits_and_switches(void **state)
@@ -248,6 +275,7 @@ main(void)
 		cmocka_unit_test(half_interval_doubles_the_rate),
 		cmocka_unit_test(thread_figures_only_on_detail_ticks),
 		cmocka_unit_test(schedstat_waits_and_switches),
+		cmocka_unit_test(cpu_limits_read_once_a_minute),
 		cmocka_unit_test(vanished_job_is_ok_and_silent),
 		cmocka_unit_test(node_figures),
 		cmocka_unit_test(unavailable_without_procfs),
