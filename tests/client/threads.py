@@ -4,11 +4,19 @@ Each case runs a short script under /usr/bin/python3 with Debian's torch,
 since torch allows inter-op threads to be set only once per process: the
 threads assigned at start, inter-op threads refused after parallel work
 started, torch imported after the session opened, and switching at step
-boundaries (never inside a step) with per-phase overrides.
+boundaries (never inside a step).  Per-phase overrides are checked
+against a scripted stand-in for the daemon: the real tuner assigns one
+only when a phase's own measurements call for it, which a short run
+cannot force.
 """
 
+import http.server
 import json
+import os
+import socketserver
+import tempfile
 import textwrap
+import threading
 
 import clientlib
 from clientlib import Daemon, Tap, dlprof_lines, job, run_script
@@ -90,11 +98,6 @@ with Daemon() as d:
         assert r == {"env": "2", "intra": 2}, r
         assert log == [], log
 
-    # The daemon's tuner explores the whole-job thread count first, then,
-    # once confident, per phase: the job runs until it has seen both (or a
-    # bounded number of steps), recording every step and phase on the way.
-    switch = {}
-
     @tap.test("new threads apply at step boundaries only, never inside a step")
     def _():
         r, log = run(d, """
@@ -106,43 +109,120 @@ with Daemon() as d:
                 for i in range(3000):
                     config = s.config
                     begin = torch.get_num_threads()
-                    phases = {}
                     for name in ("embedding", "lstm", "decoder"):
                         with s.phase(name):
-                            phases[name] = torch.get_num_threads()
                             for _ in range(3):
                                 a @ a
                     end = torch.get_num_threads()
                     s.step(samples=64)
-                    record.append([config, begin, end, phases])
-                    if (i >= 20 and "phases" in config
-                            and len(set(c.get("intra_threads") for c, _, _, _ in record)) >= 2):
+                    record.append([config.get("intra_threads"), begin, end])
+                    if i >= 20 and len(set(c for c, _, _ in record)) >= 2:
                         break
             out(record=record)
         """)
         assert log == [], log
-        record = switch["record"] = r["record"]
-        configs = []
-        for config, begin, end, _ in record:
-            assert begin == end == config["intra_threads"], (config, begin, end)
-            if config not in configs:
-                configs.append(config)
-        print("# %d steps, %d configs: %s" % (len(record), len(configs), json.dumps(configs)))
-        assert len(set(c["intra_threads"] for c in configs)) == 2, \
-            "the daemon never assigned the other thread count: %s" % configs
+        for want, begin, end in r["record"]:
+            assert begin == end == want, (want, begin, end)
+        counts = [c for c, _, _ in r["record"]]
+        print("# %d steps, thread counts assigned: %s" % (len(counts), sorted(set(counts))))
+        assert len(set(counts)) == 2, "the daemon never assigned the other thread count"
 
-    record = switch.get("record", [])
-    if record and not any(config.get("phases") for config, _, _, _ in record):
-        tap.skip("per-phase overrides apply on entering a phase and end on leaving it",
-                 "the daemon assigned no per-phase override within the run")
-    else:
-        @tap.test("per-phase overrides apply on entering a phase and end on leaving it")
-        def _():
-            assert record, "no steps recorded"
-            for config, _, _, phases in record:
-                overrides = config.get("phases", {})
-                for name, threads in phases.items():
-                    want = overrides.get(name, {}).get("intra_threads", config["intra_threads"])
-                    assert threads == want, (name, threads, config)
+
+class ScriptedDaemon(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Answers the client's calls on a Unix socket with configs from a script:
+    registration gets configs[0]; each metrics post the next one (the last
+    one stays).  It keeps the bodies posted, to check what the job reported."""
+
+    daemon_threads = True
+
+    def __init__(self, path, configs):
+        self.configs = configs
+        self.posted = []
+        self.lock = threading.Lock()
+        super().__init__(path, ScriptedHandler)
+
+
+class ScriptedHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def address_string(self):
+        return "unix"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        srv = self.server
+        with srv.lock:
+            if self.path == "/api/v1/jobs":
+                status, answer = 201, {"id": 7, "state": "running", "config": srv.configs[0]}
+            elif self.path == "/api/v1/jobs/7/metrics":
+                srv.posted.append(body)
+                config = srv.configs[min(len(srv.posted), len(srv.configs) - 1)]
+                status, answer = 200, {"accepted": len(body.get("samples", [])), "config": config}
+            else:
+                status, answer = 200, {"id": 7, "state": "ended"}
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@tap.test("per-phase overrides apply on entering a phase (nested ones too), end on leaving it, "
+          "change at step boundaries, and are reported with the steps they ran")
+def _():
+    configs = [{"intra_threads": 1, "phases": {"lstm": {"intra_threads": 2}}},
+               {"intra_threads": 2, "phases": {"decoder": {"intra_threads": 1}}}]
+    with tempfile.TemporaryDirectory(prefix="dlprof-threads-") as tmp:
+        path = os.path.join(tmp, "d.sock")
+        srv = ScriptedDaemon(path, configs)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            rc, stdout, stderr = run_script(["-c", PRELUDE + textwrap.dedent("""
+                import torch
+                record = []
+                with dlprof.session(workload="threads-phases", interval=0.02) as s:
+                    deadline = time.monotonic() + 60
+                    while time.monotonic() < deadline:
+                        config = s.config
+                        seen = {"top": torch.get_num_threads()}
+                        for name in ("embedding", "lstm", "decoder"):
+                            with s.phase(name):
+                                seen[name] = torch.get_num_threads()
+                                if name == "lstm":
+                                    with s.phase("cell"):
+                                        seen["cell"] = torch.get_num_threads()
+                        seen["after"] = torch.get_num_threads()
+                        s.step(samples=8)
+                        record.append([config, seen])
+                        time.sleep(0.005)
+                        if len(record) >= 5 and config == %s:
+                            break
+                out(record=record)
+            """ % json.dumps(configs[1]))], env={"DLPROF_SOCKET": path})
+        finally:
+            srv.shutdown()
+            srv.server_close()
+    assert rc == 0, (rc, stderr)
+    assert dlprof_lines(stderr) == [], stderr
+    record = json.loads([x for x in stdout.splitlines() if x.startswith("RESULT ")][0][7:])["record"]
+    assert [c for c, _ in record][0] == configs[0], record[0]
+    assert record[-1][0] == configs[1], "the second config never applied: %s" % record[-1]
+    for config, seen in record:
+        top = config["intra_threads"]
+        want = {name: config["phases"].get(name, {}).get("intra_threads", top)
+                for name in ("embedding", "lstm", "decoder")}
+        want.update(top=top, after=top, cell=want["lstm"])
+        assert seen == want, (config, seen)
+    # Each post says the threads its steps ran (besides what else the job runs
+    # with: inter-op threads, affinity, allocator), its phases' overrides included.
+    reported = [(b["config"].get("intra_threads"), b["config"].get("phases"))
+                for b in srv.posted if b.get("samples")]
+    for config in configs:
+        assert (config["intra_threads"], config["phases"]) in reported, reported
+
 
 tap.done()
