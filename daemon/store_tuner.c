@@ -23,10 +23,19 @@ static const char sql_phase_save[] =
 	"SELECT workload_id, ?2, ?3, ?4, ?5, " NOW_SQL " FROM jobs WHERE id = ?1 "
 	"ON CONFLICT(workload_id, objective, phase) DO UPDATE SET settled = excluded.settled, "
 	"drift_t = excluded.drift_t, updated = excluded.updated";
-static const char sql_load_trials[] =
-	"SELECT t.workload_id, w.name, w.params, t.job_id, t.phase, t.config, t.objective, t.n, t.mean, t.m2, "
-	"t.t_start, t.t_end FROM trials t JOIN workloads w ON w.id = t.workload_id "
-	"WHERE w.hw_class = ?1 AND t.n >= 2 AND t.mean IS NOT NULL ORDER BY t.id";
+/*
+ * The trials pooled per config and phase, split at the phase's drift (the
+ * tuner keeps no more than that), in the order their configs were first tried.
+ */
+static const char sql_load_pools[] =
+	"SELECT t.workload_id, w.name, w.params, t.phase, t.config, t.objective, "
+	"t.t_start < coalesce(tp.drift_t, 0) AS stale, count(*), sum(t.n), sum(t.mean), sum(t.mean * t.mean), "
+	"sum(max(coalesce(t.m2, 0) / (t.n - 1) / t.n, 0)) "
+	"FROM trials t JOIN workloads w ON w.id = t.workload_id "
+	"LEFT JOIN tuner_phases tp ON tp.workload_id = t.workload_id AND tp.objective = t.objective "
+	"AND tp.phase = t.phase "
+	"WHERE w.hw_class = ?1 AND t.n >= 2 AND abs(t.mean) < 1e308 AND abs(coalesce(t.m2, 0)) < 1e308 "
+	"GROUP BY t.workload_id, t.objective, t.phase, t.config, stale ORDER BY min(t.id), stale";
 static const char sql_load_workloads[] =
 	"SELECT tw.workload_id, w.name, w.params, tw.objective, tw.declared FROM tuner_workloads tw "
 	"JOIN workloads w ON w.id = tw.workload_id WHERE w.hw_class = ?1";
@@ -176,9 +185,9 @@ static int query_rows(struct store_conn *c, const char *sql, const char *text, i
 
 int store_tuner_load(struct store *st, const char *hw_class, json_t **out)
 {
-	static const char *const tk[] = {"workload_id", "name", "params", "job_id", "phase", "config",
-					 "objective", "n", "mean", "m2", "t_start", "t_end"};
-	static const bool tj[] = {0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+	static const char *const tk[] = {"workload_id", "name", "params", "phase", "config", "objective",
+					 "stale", "trials", "steps", "sum", "sumsq", "sum_var"};
+	static const bool tj[] = {0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 	static const char *const wk[] = {"workload_id", "name", "params", "objective", "declared"};
 	static const bool wj[] = {0, 0, 1, 0, 1};
 	static const char *const pk[] = {"workload_id", "objective", "phase", "settled", "drift_t"};
@@ -186,10 +195,10 @@ int store_tuner_load(struct store *st, const char *hw_class, json_t **out)
 	static const char *const jk[] = {"workload_id", "objective", "jobs"};
 	static const bool jj[] = {0, 0, 0};
 	struct store_conn *c = store_reader(st);
-	json_t *trials = NULL, *workloads = NULL, *phases = NULL, *jobs = NULL;
+	json_t *pools = NULL, *workloads = NULL, *phases = NULL, *jobs = NULL;
 	int rc;
 
-	rc = query_rows(c, sql_load_trials, hw_class, 0, tk, tj, 12, &trials);
+	rc = query_rows(c, sql_load_pools, hw_class, 0, tk, tj, 12, &pools);
 	if (rc == STORE_OK)
 		rc = query_rows(c, sql_load_workloads, hw_class, 0, wk, wj, 5, &workloads);
 	if (rc == STORE_OK)
@@ -198,13 +207,13 @@ int store_tuner_load(struct store *st, const char *hw_class, json_t **out)
 		rc = query_rows(c, sql_load_jobs, hw_class, 0, jk, jj, 3, &jobs);
 	store_reader_done(st, c);
 	if (rc != STORE_OK) {
-		json_decref(trials);
+		json_decref(pools);
 		json_decref(workloads);
 		json_decref(phases);
 		json_decref(jobs);
 		return rc;
 	}
-	*out = json_pack("{s:o, s:o, s:o, s:o}", "trials", trials, "workloads", workloads, "phases", phases,
+	*out = json_pack("{s:o, s:o, s:o, s:o}", "pools", pools, "workloads", workloads, "phases", phases,
 			 "jobs", jobs);
 	return STORE_OK;
 }

@@ -34,10 +34,13 @@ int store_tuner_phase_save(struct store *st, int64_t job_id, const char *objecti
 
 /*
  * Everything learned on this hardware class, as
- * {"trials":[{workload_id,name,params,job_id,phase,config,objective,n,mean,m2,t_start,t_end}],
+ * {"pools":[{workload_id,name,params,phase,config,objective,stale,trials,steps,sum,sumsq,sum_var}],
  *  "workloads":[{workload_id,name,params,objective,declared}],
  *  "phases":[{workload_id,objective,phase,settled,drift_t}],
  *  "jobs":[{workload_id,objective,jobs}]}.
+ * A pool is the trials of one config in one phase, before its drift
+ * (stale) or since: their count, steps, and the sums of their means, of
+ * the squared means and of the variances of their means (config is text).
  */
 int store_tuner_load(struct store *st, const char *hw_class, json_t **out);
 

@@ -180,39 +180,64 @@ struct tuner_phase *tuner_phase_get(struct tuner_workload *w, const char *phase,
 	return ph;
 }
 
-/* Feeds a trial record to its phase's learner; stale if it started before the phase's drift. */
-static void phase_learn(struct tuner_workload *w, struct tuner_phase *ph, const struct tuner_trial_rec *r)
+/* The pool of a config in a phase, created empty when new; NULL when out of memory. */
+static struct tuner_pool *pool_get(struct tuner_workload *w, const char *phase, const char *config)
 {
-	int cand = knobs_candidate_of(&w->sp, r->config, -1);
+	struct tuner_pool *p;
+	size_t i;
 
-	if (cand >= 0)
-		learner_add(ph->l, cand, r->n, r->mean, r->var_mean, ph->drift_t > 0 && r->t_start < ph->drift_t);
+	for (i = 0; i < w->npools; i++)
+		if (strcmp(w->pools[i].phase, phase) == 0 && strcmp(w->pools[i].config, config) == 0)
+			return &w->pools[i];
+	if (w->npools == w->pools_cap) {
+		size_t cap = w->pools_cap ? w->pools_cap * 2 : 8;
+		if (!(p = realloc(w->pools, cap * sizeof(*p))))
+			return NULL;
+		w->pools = p;
+		w->pools_cap = cap;
+	}
+	p = &w->pools[w->npools];
+	memset(p, 0, sizeof(*p));
+	if (!(p->config = strdup(config)))
+		return NULL;
+	snprintf(p->phase, sizeof(p->phase), "%s", phase);
+	w->npools++;
+	return p;
 }
 
-static int trial_append(struct tuner_workload *w, const char *phase, json_t *config_stolen, long n,
-			double mean, double var_mean, double t_start, double t_end)
+/* The candidate of a config (JSON text) in the workload's space; -1 when the space cannot express it. */
+static int config_candidate(const struct tuner_workload *w, const char *text)
 {
-	struct tuner_trial_rec *r;
+	json_t *config = json_loads(text, 0, NULL);
+	int cand = config ? knobs_candidate_of(&w->sp, config, -1) : -1;
 
-	if (w->ntrials == w->trials_cap) {
-		size_t cap = w->trials_cap ? w->trials_cap * 2 : 16;
-		struct tuner_trial_rec *p = realloc(w->trials, cap * sizeof(*p));
-		if (!p) {
-			json_decref(config_stolen);
-			return -1;
+	json_decref(config);
+	return cand;
+}
+
+/* Pools trials of a config in a phase and teaches them to the phase's learner. */
+static void pool_learn(struct tuner_workload *w, const char *phase, const char *config, int cand,
+		       const struct learner_stats *s, bool stale)
+{
+	struct tuner_phase *ph = tuner_phase_get(w, phase, true);
+	struct tuner_pool *p = pool_get(w, phase, config);
+
+	if (p)
+		learner_stats_merge(stale ? &p->stale : &p->fresh, s);
+	if (ph)
+		learner_add_pooled(ph->l, cand, s, stale);
+}
+
+/* A drift in a phase: what its pools hold becomes stale evidence, as in its learner. */
+static void pools_mark_stale(struct tuner_workload *w, const char *phase)
+{
+	size_t i;
+
+	for (i = 0; i < w->npools; i++)
+		if (strcmp(w->pools[i].phase, phase) == 0) {
+			learner_stats_merge(&w->pools[i].stale, &w->pools[i].fresh);
+			memset(&w->pools[i].fresh, 0, sizeof(w->pools[i].fresh));
 		}
-		w->trials = p;
-		w->trials_cap = cap;
-	}
-	r = &w->trials[w->ntrials++];
-	snprintf(r->phase, sizeof(r->phase), "%s", phase);
-	r->config = config_stolen;
-	r->n = n;
-	r->mean = mean;
-	r->var_mean = var_mean;
-	r->t_start = t_start;
-	r->t_end = t_end;
-	return 0;
 }
 
 /*
@@ -243,10 +268,14 @@ static int workload_build(struct tuner *t, struct tuner_workload *w, const json_
 		w->phases[p].l = l;
 		w->phases[p].prior = TUNER_PRIOR_TOPOLOGY;
 	}
-	for (i = 0; i < w->ntrials; i++) {
-		struct tuner_phase *ph = tuner_phase_get(w, w->trials[i].phase, true);
-		if (ph)
-			phase_learn(w, ph, &w->trials[i]);
+	for (i = 0; i < w->npools; i++) {
+		struct tuner_pool *pool = &w->pools[i];
+		struct tuner_phase *ph = tuner_phase_get(w, pool->phase, true);
+		int cand = config_candidate(w, pool->config);
+		if (ph && cand >= 0) {
+			learner_add_pooled(ph->l, cand, &pool->fresh, false);
+			learner_add_pooled(ph->l, cand, &pool->stale, true);
+		}
 	}
 	return 0;
 }
@@ -258,9 +287,9 @@ static void workload_free(struct tuner_workload *w)
 
 	for (p = 0; p < w->nphases; p++)
 		learner_free(w->phases[p].l);
-	for (i = 0; i < w->ntrials; i++)
-		json_decref(w->trials[i].config);
-	free(w->trials);
+	for (i = 0; i < w->npools; i++)
+		free(w->pools[i].config);
+	free(w->pools);
 	json_decref(w->params);
 	json_decref(w->declared);
 	free(w);
@@ -557,8 +586,10 @@ static void trial_record(struct tuner_job *j, const char *phase, struct trial_ac
 	struct tuner_phase *ph = tuner_phase_get(w, phase, true);
 	struct tuner_write *wr;
 	struct knob_filter f;
+	struct learner_stats pooled = {0};
 	double var = trial_var_mean(a);
 	json_t *cfg;
+	char *text;
 
 	if (!ph || a->cand < 0 || a->n < 2)
 		return;
@@ -570,20 +601,27 @@ static void trial_record(struct tuner_job *j, const char *phase, struct trial_ac
 			 "%.4g +- %.2g: reopening exploration", w->name, phase, a->mean, mu, sd);
 		ph->drift_t = a->t_start;
 		learner_mark_stale(ph->l);
+		pools_mark_stale(w, phase);
 		queue_phase_state(wl, j->id, w, ph);
 	}
 	cfg = knobs_config_json(&w->sp, a->cand);
-	learner_add(ph->l, a->cand, a->n, a->mean, var, false);
-	if ((wr = write_new(WRITE_TRIAL, j->id, w, phase))) {
-		wr->text = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
-		wr->n = a->n;
-		wr->mean = a->mean;
-		wr->m2 = a->m2;
-		wr->t_start = a->t_start;
-		wr->t_end = a->t_end;
-		writes_push(wl, wr);
+	text = cfg ? json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(cfg);
+	if (!text)
+		return;
+	if (learner_stats_add(&pooled, a->n, a->mean, var))
+		pool_learn(w, phase, text, a->cand, &pooled, false);
+	if (!(wr = write_new(WRITE_TRIAL, j->id, w, phase))) {
+		free(text);
+		return;
 	}
-	trial_append(w, phase, cfg, a->n, a->mean, var, a->t_start, a->t_end);
+	wr->text = text;
+	wr->n = a->n;
+	wr->mean = a->mean;
+	wr->m2 = a->m2;
+	wr->t_start = a->t_start;
+	wr->t_end = a->t_end;
+	writes_push(wl, wr);
 }
 
 /*
@@ -744,7 +782,7 @@ static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
 
 /* ---- public ---- */
 
-/* Loads trials, declared knobs and phase states written by earlier runs. */
+/* Loads the trials (pooled by config), declared knobs and phase states written by earlier runs. */
 static int tuner_load(struct tuner *t)
 {
 	json_t *all = NULL, *row;
@@ -777,25 +815,26 @@ static int tuner_load(struct tuner *t)
 			}
 		}
 	}
-	json_array_foreach(json_object_get(all, "trials"), i, row) {
+	json_array_foreach(json_object_get(all, "pools"), i, row) {
 		const char *name = json_string_value(json_object_get(row, "name"));
 		const char *obj = json_string_value(json_object_get(row, "objective"));
+		const char *config = json_string_value(json_object_get(row, "config")), *phase;
 		json_t *params = json_object_get(row, "params"), *canon = tuner_params_canonical(params);
 		struct tuner_workload *w = tuner_workload_find(t, name, canon, obj);
-		long n = (long)json_integer_value(json_object_get(row, "n"));
-		double m2 = json_number_value(json_object_get(row, "m2"));
-		struct tuner_phase *ph;
+		struct learner_stats s = {
+			.trials = (int)json_integer_value(json_object_get(row, "trials")),
+			.steps = (long)json_integer_value(json_object_get(row, "steps")),
+			.sum = json_number_value(json_object_get(row, "sum")),
+			.sumsq = json_number_value(json_object_get(row, "sumsq")),
+			.sum_var = json_number_value(json_object_get(row, "sum_var")),
+		};
 		json_decref(canon);
-		if (!w && !(w = workload_new(t, json_integer_value(json_object_get(row, "workload_id")), name, params,
-					     obj, NULL)))
+		if (!config || (!w && !(w = workload_new(t, json_integer_value(json_object_get(row, "workload_id")),
+							    name, params, obj, NULL))))
 			continue;
-		if (trial_append(w, json_string_value(json_object_get(row, "phase")),
-				 json_deep_copy(json_object_get(row, "config")), n,
-				 json_number_value(json_object_get(row, "mean")), n > 1 ? m2 / (n - 1) / n : 0.0,
-				 json_number_value(json_object_get(row, "t_start")),
-				 json_number_value(json_object_get(row, "t_end"))) == 0 &&
-		    (ph = tuner_phase_get(w, w->trials[w->ntrials - 1].phase, true)))
-			phase_learn(w, ph, &w->trials[w->ntrials - 1]);
+		phase = json_string_value(json_object_get(row, "phase"));
+		pool_learn(w, phase ? phase : "", config, config_candidate(w, config), &s,
+			   json_integer_value(json_object_get(row, "stale")) != 0);
 	}
 	json_array_foreach(json_object_get(all, "jobs"), i, row) {
 		struct tuner_workload *w;
@@ -832,7 +871,9 @@ struct tuner *tuner_open(struct store *st, const struct node_info *node, const s
 		return NULL;
 	}
 	for (w = t->workloads; w; w = w->next) {
-		trials += (long)w->ntrials;
+		size_t i;
+		for (i = 0; i < w->npools; i++)
+			trials += w->pools[i].fresh.trials + w->pools[i].stale.trials;
 		nwork++;
 	}
 	log_info("tuner: %ld trials of %d workloads loaded", trials, nwork);

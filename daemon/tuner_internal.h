@@ -35,11 +35,17 @@ struct tuner_phase {
 	char prior_from[TUNER_NAME_MAX]; /* params of the similar workload, as JSON text */
 };
 
-struct tuner_trial_rec {
+/*
+ * The trials of one config in one phase, pooled: what the phase's learner
+ * is rebuilt from when the workload's space changes.  One per config tried,
+ * not one per trial, so a workload's memory stays bounded by its space
+ * however long its jobs run (every trial is in the store).
+ */
+struct tuner_pool {
 	char phase[TUNER_PHASE_MAX];
-	json_t *config;               /* the knobs' values (no "phases") */
-	long n;
-	double mean, var_mean, t_start, t_end;
+	char *config;                 /* the knobs' values (no "phases"): canonical JSON text */
+	struct learner_stats fresh;   /* since the phase's last drift */
+	struct learner_stats stale;   /* before it */
 };
 
 struct tuner_workload {
@@ -51,8 +57,8 @@ struct tuner_workload {
 	struct knob_space sp;
 	struct tuner_phase phases[TUNER_MAX_PHASES];
 	int nphases;
-	struct tuner_trial_rec *trials;
-	size_t ntrials, trials_cap;
+	struct tuner_pool *pools;
+	size_t npools, pools_cap;
 	long jobs;                    /* jobs seen */
 	struct tuner_workload *next;
 };

@@ -69,21 +69,43 @@ void learner_set_shape(struct learner *l, const double *shape)
 	l->dirty = true;
 }
 
-void learner_add(struct learner *l, int cand, long steps, double mean, double var_mean, bool stale)
+bool learner_stats_add(struct learner_stats *s, long steps, double mean, double var_mean)
 {
-	struct learner_stats *s;
-
-	if (cand < 0 || cand >= l->sp.ncand || !isfinite(mean) || !isfinite(var_mean))
-		return;
-	s = stale ? &l->stale[cand] : &l->fresh[cand];
+	if (!isfinite(mean) || !isfinite(var_mean))
+		return false;
 	s->trials++;
 	s->steps += steps;
 	s->sum += mean;
 	s->sumsq += mean * mean;
 	s->sum_var += var_mean > 0.0 ? var_mean : 0.0;
-	l->ntrials++;
-	l->nsteps += steps;
+	return true;
+}
+
+void learner_stats_merge(struct learner_stats *s, const struct learner_stats *from)
+{
+	s->trials += from->trials;
+	s->steps += from->steps;
+	s->sum += from->sum;
+	s->sumsq += from->sumsq;
+	s->sum_var += from->sum_var;
+}
+
+void learner_add_pooled(struct learner *l, int cand, const struct learner_stats *s, bool stale)
+{
+	if (cand < 0 || cand >= l->sp.ncand || s->trials <= 0)
+		return;
+	learner_stats_merge(stale ? &l->stale[cand] : &l->fresh[cand], s);
+	l->ntrials += s->trials;
+	l->nsteps += s->steps;
 	l->dirty = true;
+}
+
+void learner_add(struct learner *l, int cand, long steps, double mean, double var_mean, bool stale)
+{
+	struct learner_stats s = {0};
+
+	if (learner_stats_add(&s, steps, mean, var_mean))
+		learner_add_pooled(l, cand, &s, stale);
 }
 
 void learner_mark_stale(struct learner *l)
@@ -91,13 +113,8 @@ void learner_mark_stale(struct learner *l)
 	int c;
 
 	for (c = 0; c < l->sp.ncand; c++) {
-		struct learner_stats *f = &l->fresh[c], *s = &l->stale[c];
-		s->trials += f->trials;
-		s->steps += f->steps;
-		s->sum += f->sum;
-		s->sumsq += f->sumsq;
-		s->sum_var += f->sum_var;
-		memset(f, 0, sizeof(*f));
+		learner_stats_merge(&l->stale[c], &l->fresh[c]);
+		memset(&l->fresh[c], 0, sizeof(l->fresh[c]));
 	}
 	l->dirty = true;
 }

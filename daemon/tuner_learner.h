@@ -54,9 +54,16 @@ void learner_set_shape(struct learner *l, const double *shape);
 
 /*
  * Adds a trial of cand: steps measurements with mean and variance of the
- * mean var_mean.  stale: measured before a drift (counts less).
+ * mean var_mean.  stale: measured before a drift (counts less).  A trial
+ * whose figures are not finite is ignored.
  */
 void learner_add(struct learner *l, int cand, long steps, double mean, double var_mean, bool stale);
+/* Adds trials of cand already pooled (what learner_stats_add gathered). */
+void learner_add_pooled(struct learner *l, int cand, const struct learner_stats *s, bool stale);
+/* Pools one trial into s, as learner_add would count it; false (s unchanged) when it would ignore it. */
+bool learner_stats_add(struct learner_stats *s, long steps, double mean, double var_mean);
+/* Pools the trials of from into s. */
+void learner_stats_merge(struct learner_stats *s, const struct learner_stats *from);
 /* Turns all trials so far into stale evidence (a drift was seen). */
 void learner_mark_stale(struct learner *l);
 

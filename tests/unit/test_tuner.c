@@ -5,6 +5,7 @@
  * per-phase settings, keep exploration within its budget once confident,
  * learn the same whatever the replay speed or the order inside a batch,
  * notice a drift, start from a similar workload, and learn goodput.
+ * Trials are kept pooled per phase and config, and read back the same.
  * Cached recommend answers read as fresh ones, go stale on any change and
  * stay within their bound.
  */
@@ -22,6 +23,7 @@
 #include "node.h"
 #include "store.h"
 #include "tuner.h"
+#include "tuner_internal.h"   /* the pools, to check their bound */
 
 static const struct tuner_options topt = {.explore_share = 0.10, .gain_threshold = 0.01};
 static const struct store_options sopt = {.queue_limit = 1024, .readers = 2};
@@ -348,6 +350,89 @@ static void test_drift_reopens_exploration(void **state)
 	json_decref(config);
 }
 
+/* The entry of a view's "tried" list for phase and config, or NULL. */
+static json_t *tried_entry(json_t *view, const json_t *like)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(view, "tried"), i, e)
+		if (json_equal(json_object_get(e, "phase"), json_object_get(like, "phase")) &&
+		    json_equal(json_object_get(e, "config"), json_object_get(like, "config")))
+			return e;
+	return NULL;
+}
+
+static void assert_close(const json_t *a, const json_t *b, const char *key)
+{
+	double x = json_number_value(json_object_get(a, key)), y = json_number_value(json_object_get(b, key));
+
+	if (fabs(x - y) > 1e-9 * fmax(1.0, fabs(x)))
+		fail_msg("%s: %.17g before the reopen, %.17g after", key, x, y);
+}
+
+static void test_pools_bounded_and_read_back(void **state)
+{
+	struct fixture *f = *state;
+	const char *knobs = "{\"intra_threads\":{\"min\":1,\"max\":8},\"interop_threads\":{\"values\":[1]},\"gpus\":{\"values\":[0]}}";
+	struct tuner_workload *w;
+	json_t *config, *before, *after, *e;
+	int64_t id;
+	size_t i;
+	long pooled = 0, trials = 0;
+
+	open_all(f, true);
+	/* A job that sees a drift (stale evidence), then one with phases. */
+	drift_factor = 1.0;
+	config = start_job(f, "pooled", NULL, NULL, knobs, &id);
+	config = run_job(f, id, config, drifting, 3000, 10, 2000.0, 0.5, 0, NULL);
+	drift_factor = 0.5;
+	config = run_job(f, id, config, drifting, 3000, 10, 4000.0, 0.5, 0, NULL);
+	tuner_job_end(f->t, id);
+	json_decref(config);
+	config = start_job(f, "pooled", NULL, NULL, knobs, &id);
+	config = run_phased(f, id, config, 1500, 6000.0);
+	tuner_job_end(f->t, id);
+	json_decref(config);
+	before = tuner_workload(f->t, "pooled", NULL, NULL);
+	assert_non_null(before);
+
+	/* One pool per phase and config tried, however many trials each holds. */
+	for (w = f->t->workloads; w && strcmp(w->name, "pooled") != 0; w = w->next)
+		;
+	assert_non_null(w);
+	assert_true(tuner_phase_get(w, "", false)->drift_t > 0.0);   /* the premise: some evidence is stale */
+	assert_int_equal(w->npools, json_array_size(json_object_get(before, "tried")));
+	for (i = 0; i < w->npools; i++)
+		pooled += w->pools[i].fresh.trials + w->pools[i].stale.trials;
+	json_array_foreach(json_object_get(before, "tried"), i, e)
+		trials += (long)json_integer_value(json_object_get(e, "trials"));
+	assert_int_equal(pooled, trials);
+	assert_true(trials > 2 * (long)w->npools);
+
+	/* The store's trials, pooled again at the reopen, teach the same. */
+	tuner_close(f->t);
+	f->t = tuner_open(f->st, &f->node, &topt);
+	assert_non_null(f->t);
+	after = tuner_workload(f->t, "pooled", NULL, NULL);
+	assert_non_null(after);
+	assert_int_equal(json_array_size(json_object_get(after, "tried")),
+			 json_array_size(json_object_get(before, "tried")));
+	json_array_foreach(json_object_get(before, "tried"), i, e) {
+		json_t *a = tried_entry(after, e);
+		assert_non_null(a);
+		assert_int_equal(json_integer_value(json_object_get(a, "trials")),
+				 json_integer_value(json_object_get(e, "trials")));
+		assert_int_equal(json_integer_value(json_object_get(a, "n")), json_integer_value(json_object_get(e, "n")));
+		assert_close(e, a, "mean");
+		assert_close(e, a, "std");
+		assert_close(e, a, "predicted");   /* stale evidence counts less: a wrong split shows here */
+		assert_close(e, a, "predicted_std");
+	}
+	json_decref(before);
+	json_decref(after);
+}
+
 static void test_similar_workload_warm_start(void **state)
 {
 	struct fixture *f = *state;
@@ -580,6 +665,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_explore_budget_once_confident, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_speed_and_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drift_reopens_exploration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pools_bounded_and_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_similar_workload_warm_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodput_objective, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_known_after_restart, setup, teardown),
