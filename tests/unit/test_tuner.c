@@ -109,6 +109,10 @@ static long knob(const json_t *config, const char *name)
 
 typedef double (*surface_fn)(const json_t *config);
 
+/* Threads 1..8 with the static knobs fixed, so one job can settle the whole space. */
+#define SETTLING_KNOBS "{\"intra_threads\":{\"min\":1,\"max\":8},\"interop_threads\":{\"values\":[1]}," \
+		       "\"gpus\":{\"values\":[0]}}"
+
 /* Throughput peaking at 3 threads, falling off beyond (declared range 1..8 on 4 cores). */
 static double peak3(const json_t *c)
 {
@@ -339,13 +343,22 @@ static void test_drift_reopens_exploration(void **state)
 	json_t *config;
 	int64_t id;
 
+	struct tuner_workload *w;
+
 	open_all(f, false);
 	drift_factor = 1.0;
-	config = start_job(f, "drift", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	/* Static knobs fixed: the job alone can make the workload confident (settled). */
+	config = start_job(f, "drift", NULL, NULL, SETTLING_KNOBS, &id);
 	config = run_job(f, id, config, drifting, 600, 10, 100.0, 0.5, 0, NULL);
 	assert_int_equal(knob(config, "intra_threads"), 3);
+	for (w = f->t->workloads; w && strcmp(w->name, "drift") != 0; w = w->next)
+		;
+	assert_non_null(w);
+	assert_true(tuner_phase_get(w, "", false)->settled);
+	assert_true(tuner_phase_get(w, "", false)->drift_t == 0.0);
 	drift_factor = 0.5;                                  /* 3 threads now gives 100, 2 or 4 more */
 	config = run_job(f, id, config, drifting, 3000, 10, 1000.0, 0.5, 0, NULL);
+	assert_true(tuner_phase_get(w, "", false)->drift_t > 0.0);   /* seen as a drift, not explored anyway */
 	assert_int_not_equal(knob(config, "intra_threads"), 3);
 	json_decref(config);
 }
@@ -374,7 +387,7 @@ static void assert_close(const json_t *a, const json_t *b, const char *key)
 static void test_pools_bounded_and_read_back(void **state)
 {
 	struct fixture *f = *state;
-	const char *knobs = "{\"intra_threads\":{\"min\":1,\"max\":8},\"interop_threads\":{\"values\":[1]},\"gpus\":{\"values\":[0]}}";
+	const char *knobs = SETTLING_KNOBS;
 	struct tuner_workload *w;
 	json_t *config, *before, *after, *e;
 	int64_t id;
