@@ -215,17 +215,22 @@ static int config_candidate(const struct tuner_workload *w, const char *text)
 	return cand;
 }
 
-/* Pools trials of a config in a phase and teaches them to the phase's learner. */
+/*
+ * Pools trials of a config in a phase and teaches them to the phase's
+ * learner.  A phase the workload cannot hold (too many, name too long) gets
+ * no pool either, which keeps the pools as bounded as the phases.
+ */
 static void pool_learn(struct tuner_workload *w, const char *phase, const char *config, int cand,
 		       const struct learner_stats *s, bool stale)
 {
 	struct tuner_phase *ph = tuner_phase_get(w, phase, true);
-	struct tuner_pool *p = pool_get(w, phase, config);
+	struct tuner_pool *p;
 
-	if (p)
+	if (!ph)
+		return;
+	if ((p = pool_get(w, phase, config)))
 		learner_stats_merge(stale ? &p->stale : &p->fresh, s);
-	if (ph)
-		learner_add_pooled(ph->l, cand, s, stale);
+	learner_add_pooled(ph->l, cand, s, stale);
 }
 
 /* A drift in a phase: what its pools hold becomes stale evidence, as in its learner. */
