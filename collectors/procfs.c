@@ -426,44 +426,67 @@ cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Appends id to the growing array *v; -1 when out of memory. */
+static int
+ids_push(pid_t **v, size_t *n, size_t *cap, pid_t id)
+{
+	pid_t *nv;
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		nv = realloc(*v, *cap * sizeof(*nv));
+		if (nv == NULL)
+			return -1;
+		*v = nv;
+	}
+	(*v)[(*n)++] = id;
+	return 0;
+}
+
+/*
+ * getdents64 into a buffer on the stack rather than opendir: the sampler
+ * lists task directories every few seconds, and opendir's 32 KiB buffer,
+ * returned to the kernel at each closedir by the allocator, cost a madvise
+ * and fresh page faults on every listing.
+ */
 ssize_t
 procfs_list_ids(const char *dir, pid_t **out)
 {
-	DIR *d;
-	struct dirent *e;
-	pid_t *v = NULL, *nv;
+	char buf[8192] __attribute__((aligned(8)));
+	pid_t *v = NULL;
 	size_t n = 0, cap = 0;
+	ssize_t got, off;
 	char *end;
 	long id;
-	int saved;
+	int fd, saved;
 
 	*out = NULL;
-	d = opendir(dir);
-	if (d == NULL)
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return -1;
-	while ((e = readdir(d)) != NULL) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		id = strtol(e->d_name, &end, 10);
-		if (*end != '\0' || id <= 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (nv == NULL)
+	while ((got = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < got;) {
+			struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+			off += e->d_reclen;
+			if (!isdigit((unsigned char)e->d_name[0]))
+				continue;
+			id = strtol(e->d_name, &end, 10);
+			if (*end != '\0' || id <= 0)
+				continue;
+			if (ids_push(&v, &n, &cap, (pid_t)id) < 0)
 				goto fail;
-			v = nv;
 		}
-		v[n++] = (pid_t)id;
 	}
-	closedir(d);
+	if (got < 0)
+		goto fail;
+	close(fd);
 	if (n > 1)
 		qsort(v, n, sizeof(*v), cmp_pid);
 	*out = v;
 	return (ssize_t)n;
 fail:
 	saved = errno;
-	closedir(d);
+	close(fd);
 	free(v);
 	errno = saved;
 	return -1;
