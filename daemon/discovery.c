@@ -88,10 +88,10 @@ struct discovery {
 	struct disc_edge *by_ppid;   /* parent links, ascending ppid */
 	struct disc_state *states;
 	size_t nstates;
-	struct discovery_job *jobs;  /* this tick's answer */
-	size_t njobs;
+	struct discovery_job *jobs;  /* this tick's answer; the arrays are kept from tick to tick */
+	size_t njobs, jobs_cap;
 	int64_t *gone;
-	size_t ngone;
+	size_t ngone, gone_cap;
 	int pass;
 	struct store_running_job *running;  /* the store's running jobs, as of running_gen */
 	size_t nrunning;
@@ -122,16 +122,34 @@ discovery_new(struct app *app, const char *proc_root)
 	return d;
 }
 
+/* Empties the answer, keeping its array for the next tick. */
 static void
-free_jobs(struct discovery *d)
+clear_jobs(struct discovery *d)
 {
 	size_t i;
 
 	for (i = 0; i < d->njobs; i++)
 		free(d->jobs[i].pids);
-	free(d->jobs);
-	d->jobs = NULL;
 	d->njobs = 0;
+}
+
+/*
+ * p with room for n items of size bytes (p itself when it has it), or NULL
+ * with p untouched.  The answer is rebuilt every tick: freeing and
+ * allocating its ~35 KiB anew (50 jobs) cost a madvise and fresh page
+ * faults each time, as the allocator returns freed pages at once.
+ */
+static void *
+with_room(void *p, size_t *cap, size_t n, size_t size)
+{
+	void *np;
+
+	if (n <= *cap)
+		return p;
+	np = realloc(p, n * size);
+	if (np != NULL)
+		*cap = n;
+	return np;
 }
 
 static void
@@ -162,7 +180,8 @@ discovery_free(struct discovery *d)
 
 	if (d == NULL)
 		return;
-	free_jobs(d);
+	clear_jobs(d);
+	free(d->jobs);
 	free_procs(d->procs, d->nprocs);
 	free(d->by_ppid);
 	for (i = 0; i < d->nstates; i++)
@@ -706,7 +725,8 @@ int
 discovery_update(struct discovery *d, double now, const struct discovery_job **jobs, size_t *njobs,
 		 const int64_t **gone, size_t *ngone)
 {
-	int64_t *prev = NULL;
+	struct discovery_job *nj;
+	int64_t *prev = NULL, *ng;
 	size_t nprev = d->njobs, i;
 
 	refresh_running(d);
@@ -720,15 +740,17 @@ discovery_update(struct discovery *d, double now, const struct discovery_job **j
 	prev = calloc(nprev + 1, sizeof(*prev));
 	for (i = 0; prev != NULL && i < nprev; i++)
 		prev[i] = d->jobs[i].id;
-	free_jobs(d);
-	free(d->gone);
-	d->jobs = calloc(d->nrunning + 1, sizeof(*d->jobs));
-	d->gone = calloc(nprev + 1, sizeof(*d->gone));
-	if (prev == NULL || d->jobs == NULL || d->gone == NULL) {
+	clear_jobs(d);
+	nj = prev != NULL ? with_room(d->jobs, &d->jobs_cap, d->nrunning + 1, sizeof(*d->jobs)) : NULL;
+	if (nj != NULL)
+		d->jobs = nj;
+	ng = nj != NULL ? with_room(d->gone, &d->gone_cap, nprev + 1, sizeof(*d->gone)) : NULL;
+	if (ng == NULL) {
 		free(prev);
-		log_warn("%s: calloc", __func__);
+		log_warn("%s: out of memory", __func__);
 		return -1;
 	}
+	d->gone = ng;
 	for (i = 0; i < d->nrunning; i++)
 		assemble_job(d, &d->running[i], now);
 	settle(d, prev, nprev, d->running, d->nrunning);
