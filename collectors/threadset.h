@@ -4,7 +4,10 @@
  * marks those already counted as still there and has the collector start
  * counting on new ones; the collector then reads every thread (those that
  * just exited too: their final counts) and threadset_sweep stops and drops
- * the threads that are gone.
+ * the threads that are gone.  The listing is skipped while the kernel's
+ * thread count and the job's processes are what they were at the last one;
+ * a thread that exits while another starts (the same count) is therefore
+ * noticed at the next listing that is due anyway, at most a minute later.
  *
  * What a collector keeps per thread is its own struct whose first member is
  * a struct threadset_thread; the set stores those structs by value in one
@@ -15,6 +18,7 @@
 #define DLPROF_THREADSET_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "collector.h"
@@ -45,6 +49,9 @@ struct threadset {
 	size_t n, cap;
 	size_t size;                   /* bytes of the collector's per-thread struct */
 	size_t max;                    /* threads beyond this many are not counted */
+	long listed_threads;           /* the kernel's count at the last listing; -1: list next time */
+	uint64_t listed_pids;          /* a hash of the job's pids then */
+	unsigned since_listed;         /* tracks since then */
 };
 
 /* An empty set of per-thread structs of size bytes, at most max of them. */

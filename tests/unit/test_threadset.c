@@ -2,8 +2,9 @@
  * Tests of the thread set perf and papi count on, over a /proc-like tree
  * this test builds in a temporary directory (PID/task/TID directories), so
  * threads can appear and exit between ticks: new threads are started once,
- * known ones are marked, gone ones are stopped by the sweep, the bound and
- * a skipping or stopping start callback are obeyed.
+ * known ones are marked, gone ones are stopped by the sweep, the listing is
+ * skipped while nothing changed, the bound and a skipping or stopping start
+ * callback are obeyed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,12 +131,16 @@ new_started_gone_swept(void **state)
 	assert_int_equal(test_log.nstarted, 3);
 	threadset_sweep(&ts, test_stop);
 	assert_int_equal(test_log.nstopped, 0);
-	/* Next tick: 11 exited, 12 appeared. */
-	task_dir(10, 11, 0);
+	/* Next tick: 12 appeared. */
 	task_dir(10, 12, 1);
 	assert_int_equal(threadset_track(&ts, test_root, &job, test_start, &test_log), 0);
 	assert_int_equal(test_log.nstarted, 4);
 	assert_int_equal(test_log.started[3], 12);
+	threadset_sweep(&ts, test_stop);
+	assert_int_equal(test_log.nstopped, 0);
+	/* Next tick: 11 exited. */
+	task_dir(10, 11, 0);
+	assert_int_equal(threadset_track(&ts, test_root, &job, test_start, &test_log), 0);
 	assert_int_equal(ts.n, 4);  /* the gone one stays until the sweep: its final counts */
 	threadset_sweep(&ts, test_stop);
 	assert_int_equal(test_log.nstopped, 1);
@@ -147,6 +152,65 @@ new_started_gone_swept(void **state)
 	threadset_free(&ts, test_stop);
 	assert_int_equal(test_log.nstopped, 4);
 	assert_int_equal(ts.n, 0);
+}
+
+/* Whether this file system counts subdirectories in a directory's links, as /proc does for threads. */
+static int
+counts_subdirs(void)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/10/task", test_root);
+	return stat(path, &st) == 0 && st.st_nlink >= 3;
+}
+
+/*
+ * While the thread count and the processes stay the same, the threads are
+ * not listed: one that exits as another starts is noticed when a listing is
+ * due anyway (within 6 tracks); a process replaced by another with as many
+ * threads is noticed at once.
+ */
+static void
+same_count_listed_when_due(void **state)
+{
+	pid_t pids[] = {10, 20};
+	struct collector_job job = {1, pids, 2, NULL, 0};
+	struct threadset ts;
+	int tracks;
+
+	(void)state;
+	task_dir(10, 10, 1);
+	task_dir(10, 11, 1);
+	task_dir(20, 20, 1);
+	threadset_init(&ts, sizeof(struct test_thread), 8);
+	assert_int_equal(threadset_track(&ts, test_root, &job, test_start, &test_log), 0);
+	threadset_sweep(&ts, test_stop);
+	assert_int_equal(test_log.nstarted, 3);
+	task_dir(10, 11, 0);
+	task_dir(10, 12, 1);
+	for (tracks = 1; tracks <= 6 && test_log.nstarted == 3; tracks++) {
+		assert_int_equal(threadset_track(&ts, test_root, &job, test_start, &test_log), 0);
+		threadset_sweep(&ts, test_stop);
+	}
+	if (counts_subdirs())
+		assert_true(tracks > 2);          /* not listed at the first track after the change */
+	else
+		assert_int_equal(tracks, 2);      /* no count to go by: listed every time */
+	assert_int_equal(test_log.nstarted, 4);   /* but within 6 */
+	assert_int_equal(test_log.started[3], 12);
+	assert_int_equal(test_log.nstopped, 1);
+	assert_int_equal(test_log.stopped[0], 11);
+	/* Process 20 (one thread) replaced by 30 (one thread): listed at once. */
+	pids[1] = 30;
+	task_dir(30, 30, 1);
+	assert_int_equal(threadset_track(&ts, test_root, &job, test_start, &test_log), 0);
+	threadset_sweep(&ts, test_stop);
+	assert_int_equal(test_log.nstarted, 5);
+	assert_int_equal(test_log.started[4], 30);
+	assert_int_equal(test_log.nstopped, 2);
+	assert_int_equal(test_log.stopped[1], 20);
+	threadset_free(&ts, test_stop);
 }
 
 static void
@@ -202,6 +266,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(new_started_gone_swept, setup, teardown),
+		cmocka_unit_test_setup_teardown(same_count_listed_when_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(skipped_and_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(stop_marks_known_adds_no_more, setup, teardown),
 	};
