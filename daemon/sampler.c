@@ -201,7 +201,7 @@ col_run(struct sampler *s, struct sampler_col *sc, const struct discovery_job *j
 {
 	struct collector_job cj;
 	char why[256] = "";
-	double c0, c1;
+	double c0, c1 = 0, c2;
 	size_t i;
 	int rc = COLLECTOR_OK;
 
@@ -216,19 +216,21 @@ col_run(struct sampler *s, struct sampler_col *sc, const struct discovery_job *j
 	}
 	if (sc->c->sample_node != NULL)
 		rc = sc->c->sample_node(sc->ctx, &s->out, why, sizeof(why));
+	/* One clock read per job, each closing the last one's span: the clock is a system call. */
+	if (s->out.detail)
+		c1 = thread_cpu_s();
 	for (i = 0; rc == COLLECTOR_OK && sc->c->sample_job != NULL && i < njobs; i++) {
 		cj.id = jobs[i].id;
 		cj.pids = jobs[i].pids;
 		cj.npids = jobs[i].npids;
 		cj.cgroup = jobs[i].cgroup[0] != '\0' ? jobs[i].cgroup : NULL;
 		cj.cgroup_version = jobs[i].cgroup_version;
-		if (!s->out.detail) {
-			rc = sc->c->sample_job(sc->ctx, &cj, &s->out, why, sizeof(why));
-			continue;
-		}
-		c1 = thread_cpu_s();
 		rc = sc->c->sample_job(sc->ctx, &cj, &s->out, why, sizeof(why));
-		cost[i] += thread_cpu_s() - c1;
+		if (s->out.detail) {
+			c2 = thread_cpu_s();
+			cost[i] += c2 - c1;
+			c1 = c2;
+		}
 	}
 	col_result(s, sc, rc, why, mono);
 	sc->cpu_s += thread_cpu_s() - c0;
