@@ -114,6 +114,17 @@ teardown(void **state)
 	return nftw(test_root, remove_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Threads 10 and 11 in process 10, 20 in process 20, tracked once by a fresh set. */
+static void
+track_first(struct threadset *ts, const struct collector_job *job)
+{
+	task_dir(10, 10, 1);
+	task_dir(10, 11, 1);
+	task_dir(20, 20, 1);
+	threadset_init(ts, sizeof(struct test_thread), 8);
+	assert_int_equal(threadset_track(ts, test_root, job, test_start, &test_log), 0);
+}
+
 static void
 new_started_gone_swept(void **state)
 {
@@ -122,11 +133,7 @@ new_started_gone_swept(void **state)
 	struct threadset ts;
 
 	(void)state;
-	task_dir(10, 10, 1);
-	task_dir(10, 11, 1);
-	task_dir(20, 20, 1);
-	threadset_init(&ts, sizeof(struct test_thread), 8);
-	assert_int_equal(threadset_track(&ts, test_root, &job, test_start, &test_log), 0);
+	track_first(&ts, &job);
 	assert_int_equal(ts.n, 3);
 	assert_int_equal(test_log.nstarted, 3);
 	threadset_sweep(&ts, test_stop);
@@ -180,11 +187,7 @@ same_count_listed_when_due(void **state)
 	int tracks;
 
 	(void)state;
-	task_dir(10, 10, 1);
-	task_dir(10, 11, 1);
-	task_dir(20, 20, 1);
-	threadset_init(&ts, sizeof(struct test_thread), 8);
-	assert_int_equal(threadset_track(&ts, test_root, &job, test_start, &test_log), 0);
+	track_first(&ts, &job);
 	threadset_sweep(&ts, test_stop);
 	assert_int_equal(test_log.nstarted, 3);
 	task_dir(10, 11, 0);
