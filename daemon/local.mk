@@ -15,6 +15,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/router.c daemon/router.h \
 	daemon/routes.c daemon/api.h \
 	daemon/server.c daemon/server.h \
+	daemon/mhd_pool.c daemon/mhd_pool.h \
 	daemon/node.c daemon/node.h \
 	daemon/stats.c daemon/stats.h \
 	daemon/validate.c daemon/validate.h \

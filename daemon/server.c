@@ -1,11 +1,12 @@
 /*
  * Implementation of server.h on libmicrohttpd.  The sockets are created
  * here (so "--listen 127.0.0.1:0" can report the port it got, and the Unix
- * socket can be served by the same code) and handed to one MHD daemon each.
+ * socket can be served by the same code) and handed to one mhd_pool each
+ * (MHD daemons fed by one accepting thread: mhd_pool.c says why).
  * Per-request state (the body being received) lives in MHD's req_cls.
  *
  * Limits, and why each sits where it does: MHD closes idle connections
- * (connection_timeout) and caps them per listener (max_connections); the
+ * (connection_timeout), the pool caps them per listener (max_connections); the
  * accept policy caps connections per remote address, so one host cannot
  * take every slot (loopback and the Unix socket are this node's own jobs and
  * are exempt); a token bucket per client (address, or uid on the Unix
@@ -35,6 +36,7 @@
 #include "app.h"
 #include "http.h"
 #include "log.h"
+#include "mhd_pool.h"
 #include "router.h"
 #include "stats.h"
 
@@ -55,7 +57,7 @@
 
 struct listener {
 	struct server *srv;
-	struct MHD_Daemon *mhd;
+	struct mhd_pool *pool;
 	int fd;
 	bool unix_socket;
 	char name[128];            /* for logs */
@@ -709,24 +711,21 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 static int listener_start(struct server *srv, struct listener *l, const struct server_options *opt)
 {
-	/* ITC: lets server_stop() quiesce the pool (stop accepting, keep serving). */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	struct mhd_pool_options po = {
+		.workers = opt->threads,
+		.max_connections = opt->max_connections,
+		.connection_timeout_s = opt->connection_timeout_s ? opt->connection_timeout_s : 30u,
+		.connection_memory = SERVER_CONNECTION_POOL,
+		.accept_policy = on_accept, .accept_cls = l,
+		.on_request = on_request, .request_cls = l,
+		.on_completed = on_completed, .completed_cls = l,
+		.on_connection = on_connection, .connection_cls = l,
+		.logger = on_mhd_log,
+	};
 
 	l->srv = srv;
-	l->mhd = MHD_start_daemon(flags, 0, on_accept, l, on_request, l,
-				  MHD_OPTION_LISTEN_SOCKET, l->fd,
-				  MHD_OPTION_THREAD_POOL_SIZE, opt->threads ? opt->threads : 4u,
-				  MHD_OPTION_CONNECTION_LIMIT, opt->max_connections ? opt->max_connections : 1024u,
-				  MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout_s ? opt->connection_timeout_s : 30u,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVER_CONNECTION_POOL,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
-				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
-				  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-				  MHD_OPTION_END);
-	if (!l->mhd) {
-		log_warnx("http: cannot start the server on %s", l->name);
+	if (!(l->pool = mhd_pool_start(l->fd, l->name, &po)))
 		return -1;
-	}
 	log_info("listening on %s", l->name);
 	return 0;
 }
@@ -812,13 +811,9 @@ static void drain(struct server *srv, double max_s)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (elapsed_s(&start) < max_s) {
 		unsigned active = 0;
-		for (int i = 0; i < srv->nlisteners; i++) {
-			const union MHD_DaemonInfo *di;
-			if (!srv->listeners[i].mhd)
-				continue;
-			di = MHD_get_daemon_info(srv->listeners[i].mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-			active += di ? di->num_connections : 0;
-		}
+		for (int i = 0; i < srv->nlisteners; i++)
+			if (srv->listeners[i].pool)
+				active += mhd_pool_connections(srv->listeners[i].pool);
 		if (active == 0)
 			return;
 		nanosleep(&pause, NULL);
@@ -832,21 +827,15 @@ void server_stop(struct server *srv)
 	/* Stop accepting first; connections already open may finish. */
 	for (int i = 0; i < srv->nlisteners; i++) {
 		struct listener *l = &srv->listeners[i];
-		if (l->mhd) {
-			MHD_socket fd = MHD_quiesce_daemon(l->mhd);
-			if (fd != MHD_INVALID_SOCKET)
-				close(fd);
-			l->fd = -1;
-		}
-	}
-	drain(srv, 3.0);
-	for (int i = 0; i < srv->nlisteners; i++) {
-		struct listener *l = &srv->listeners[i];
-		if (l->mhd)
-			MHD_stop_daemon(l->mhd);
+		if (l->pool)
+			mhd_pool_quiesce(l->pool);
 		if (l->fd >= 0)
 			close(l->fd);
+		l->fd = -1;
 	}
+	drain(srv, 3.0);
+	for (int i = 0; i < srv->nlisteners; i++)
+		mhd_pool_stop(srv->listeners[i].pool);
 	if (srv->socket_path) {
 		unlink(srv->socket_path);
 		free(srv->socket_path);

@@ -14,6 +14,11 @@ UNIT_LDADD = $(DLPROF_LIBS) $(CMOCKA_LIBS)
 
 check_PROGRAMS += tests/unit/test_router tests/unit/test_validate tests/unit/test_config tests/unit/test_store
 TESTS += tests/unit/test_router tests/unit/test_validate tests/unit/test_config tests/unit/test_store
+check_PROGRAMS += tests/unit/test_mhd_pool
+TESTS += tests/unit/test_mhd_pool
+tests_unit_test_mhd_pool_SOURCES = tests/unit/test_mhd_pool.c
+tests_unit_test_mhd_pool_CFLAGS = $(UNIT_CFLAGS) $(MHD_CFLAGS)
+tests_unit_test_mhd_pool_LDADD = $(UNIT_LDADD)
 tests_unit_test_router_SOURCES = tests/unit/test_router.c
 tests_unit_test_router_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_router_LDADD = $(UNIT_LDADD)

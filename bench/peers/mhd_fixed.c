@@ -1,9 +1,9 @@
 /*
  * The library's ceiling for the API benchmarks: a libmicrohttpd server that
  * answers every request with one fixed 200-byte JSON body.  It runs MHD the
- * way dlprofd does (its own listening socket, epoll, an internal thread pool
- * of the same size, the same connection limit, timeout and memory pool per
- * connection: daemon/server.c), so the gap
+ * way dlprofd does (its own listening socket, the same pool of epoll workers
+ * fed by one accepting thread: daemon/mhd_pool.c, the same connection limit,
+ * timeout and memory pool per connection: daemon/server.c), so the gap
  * between the two is what dlprofd's routing, handlers and storage cost.
  *
  *   mhd_fixed [--listen 127.0.0.1:0] [--threads 4]
@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "mhd_pool.h"
 
 /* 200 bytes exactly; main() checks. */
 static const char fixed_body[] =
@@ -90,7 +92,7 @@ int main(int argc, char **argv)
 	const char *spec = "127.0.0.1:0";
 	unsigned threads = 4;
 	struct MHD_Response *resp;
-	struct MHD_Daemon *mhd;
+	struct mhd_pool *pool;
 	sigset_t set;
 	int fd, sig;
 
@@ -115,16 +117,13 @@ int main(int argc, char **argv)
 	if (!resp)
 		return 1;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC, 0, NULL, NULL, answer,
-			       resp, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
-			       MHD_OPTION_CONNECTION_LIMIT, 1024u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-			       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u * 1024), MHD_OPTION_END);
-	if (!mhd) {
-		fprintf(stderr, "mhd_fixed: MHD_start_daemon failed\n");
+	pool = mhd_pool_start(fd, spec, &(struct mhd_pool_options){
+		.workers = threads, .max_connections = 1024, .connection_timeout_s = 30,
+		.connection_memory = 16u * 1024, .on_request = answer, .request_cls = resp});
+	if (!pool)
 		return 1;
-	}
 	sigwait(&set, &sig);
-	MHD_stop_daemon(mhd);
+	mhd_pool_stop(pool);
 	MHD_destroy_response(resp);
 	close(fd);
 	return 0;
