@@ -4,11 +4,11 @@
  * Why not MHD_OPTION_THREAD_POOL_SIZE: there every worker polls the shared
  * listening socket, and the one that wakes accepts up to ten connections in
  * a row.  Clients that connect together (wrk's eight, a dashboard and a
- * scraper, the jobs of one allocation) often landed 6-1-1-0 on four
- * workers; the six then shared one thread and all waited whenever it was
- * descheduled.  On the 2-core bench machine that spread recommend's p99 at
- * 8 connections from 0.2 to 3.4 ms between runs, the most crowded worker
- * being what the slow runs had in common (bench/RESULTS.md, findings).
+ * scraper, the jobs of one allocation) landed 0-6-1-1 or 4-4-0-0 on four
+ * workers, and a crowded worker's connections all wait whenever its thread
+ * is descheduled.  On the 2-core bench machine recommend's p99 at 8
+ * connections went from 0.2 to 3.4 ms between runs; spread evenly, its
+ * median over six runs fell from 1.41 to 0.53 ms (bench/RESULTS.md, findings).
  *
  * Here one thread accepts and gives each connection to the worker with the
  * fewest open, ties going round-robin so that a burst accepted before the
