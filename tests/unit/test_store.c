@@ -1,7 +1,8 @@
 /*
  * The store: migrations on a new file, refusal of newer, foreign and
  * non-SQLite files (left untouched), job rows, samples with their latest
- * values, and concurrent writers all committed.
+ * values, concurrent writers all committed, and a borrowed reader that sees
+ * one snapshot until it is given back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "store.h"
+#include "store_internal.h"
 
 static const struct store_options opts = {.queue_limit = 1024, .readers = 2};
 
@@ -264,6 +266,39 @@ static void test_concurrent_writers(void **state)
 	assert_int_equal(query_int(f->path, "SELECT count(*) FROM samples"), 8 * 250);
 }
 
+static const char sql_count_jobs[] = "SELECT count(*) FROM jobs";
+
+static int count_jobs(struct store_conn *c)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_count_jobs);
+	int n = -1;
+
+	assert_non_null(s);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int(s, 0);
+	sqlite3_reset(s);
+	return n;
+}
+
+/* The queries of one answer agree with each other: a commit between them is seen by the next borrow. */
+static void test_reader_sees_one_snapshot(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	struct store_conn *c;
+
+	register_job(st, "before", "{}");
+	c = store_reader(st);
+	assert_int_equal(count_jobs(c), 1);
+	register_job(st, "meanwhile", "{}");   /* committed when it returns */
+	assert_int_equal(count_jobs(c), 1);
+	store_reader_done(st, c);
+	c = store_reader(st);
+	assert_int_equal(count_jobs(c), 2);
+	store_reader_done(st, c);
+	store_close(st);
+}
+
 static void test_failed_op_leaves_the_store_writable(void **state)
 {
 	struct fixture *f = *state;
@@ -288,6 +323,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_samples_and_latest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phases_listed_once_each_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_sees_one_snapshot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_op_leaves_the_store_writable, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
