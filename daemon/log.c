@@ -53,12 +53,16 @@ static void log_vwrite(int level, int errnum, const char *fmt, va_list ap)
 	if ((size_t)off >= sizeof(line) - 2)
 		off = (int)sizeof(line) - 2;
 	if (errnum != 0) {
-		char err[128];
-		const char *msg = strerror_r(errnum, err, sizeof(err)) == 0 ? err : "unknown error";
-		n = snprintf(line + off, sizeof(line) - (size_t)off, ": %s", msg);
-		off += n > 0 ? n : 0;
-		if ((size_t)off >= sizeof(line) - 2)
-			off = (int)sizeof(line) - 2;
+		char err[128], cause[160];
+		/* GNU strerror_r (_GNU_SOURCE, configure.ac): the message is what it returns, not always err. */
+		size_t len = (size_t)snprintf(cause, sizeof(cause), ": %s", strerror_r(errnum, err, sizeof(err)));
+		size_t room = sizeof(line) - 2 - (size_t)off;
+		if (len >= sizeof(cause))
+			len = sizeof(cause) - 1;
+		if (len > room)
+			len = room;
+		memcpy(line + off, cause, len);
+		off += (int)len;
 	}
 	line[off++] = '\n';
 	/* One write per line keeps concurrent lines whole. */

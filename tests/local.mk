@@ -14,6 +14,11 @@ UNIT_LDADD = $(DLPROF_LIBS) $(CMOCKA_LIBS)
 
 check_PROGRAMS += tests/unit/test_router tests/unit/test_validate tests/unit/test_config tests/unit/test_store
 TESTS += tests/unit/test_router tests/unit/test_validate tests/unit/test_config tests/unit/test_store
+check_PROGRAMS += tests/unit/test_log
+TESTS += tests/unit/test_log
+tests_unit_test_log_SOURCES = tests/unit/test_log.c
+tests_unit_test_log_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_log_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_mhd_pool
 TESTS += tests/unit/test_mhd_pool
 tests_unit_test_mhd_pool_SOURCES = tests/unit/test_mhd_pool.c
