@@ -2,10 +2,12 @@
  * mhd_pool: connections that arrive together are spread evenly over the
  * workers (MHD's own pool let one worker take most of a burst), the pool
  * holds at most max_connections and lets the rest wait in the backlog until
- * one closes, a connection the accept policy refuses is not counted, and a
- * quiesced pool serves what it holds but accepts nothing new.
+ * one closes, a connection the accept policy refuses is not counted, a
+ * quiesced pool serves what it holds but accepts nothing new, and running
+ * out of descriptors only pauses accepting.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -272,6 +275,34 @@ static void test_quiesced_serves_held_only(void **state)
 	stop(f);
 }
 
+static void test_accept_recovers_from_descriptor_limit(void **state)
+{
+	struct fixture *f = start(1, 16);
+	struct rlimit saved, tight;
+	int fillers[64], nfillers = 0, waiting;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	tight = saved;
+	tight.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &tight), 0);
+	/* Take every descriptor left, then free one: the client's socket, and none for accept(). */
+	while (nfillers < 64 && (fillers[nfillers] = dup(STDIN_FILENO)) >= 0)
+		nfillers++;
+	assert_int_equal(errno, EMFILE);
+	assert_true(nfillers > 0);
+	close(fillers[--nfillers]);
+	waiting = client(f);
+	send_get(waiting);
+	assert_true(quiet(waiting));   /* accept() fails with EMFILE: the acceptor rests */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	while (nfillers > 0)
+		close(fillers[--nfillers]);
+	assert_true(read_answer(waiting) >= 0);   /* and accepts again once it can */
+	close(waiting);
+	stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_limit_holds_the_rest_in_backlog),
 		cmocka_unit_test(test_refused_connection_not_counted),
 		cmocka_unit_test(test_quiesced_serves_held_only),
+		cmocka_unit_test(test_accept_recovers_from_descriptor_limit),
 	};
 	return cmocka_run_group_tests_name("mhd_pool", tests, NULL, NULL);
 }
