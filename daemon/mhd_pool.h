@@ -16,7 +16,7 @@ struct mhd_pool;
 struct mhd_pool_options {
 	unsigned workers;                /* daemons, one thread each; 0: 4 */
 	unsigned max_connections;        /* all workers together; more wait in the listen backlog */
-	unsigned connection_timeout_s;   /* idle connections are closed after this */
+	unsigned connection_timeout_s;   /* idle connections are closed after this; 0: 30 */
 	size_t connection_memory;        /* MHD's memory pool per connection */
 	/* MHD's callbacks, passed on to every worker as they are. */
 	MHD_AcceptPolicyCallback accept_policy;

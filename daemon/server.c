@@ -714,7 +714,7 @@ static int listener_start(struct server *srv, struct listener *l, const struct s
 	struct mhd_pool_options po = {
 		.workers = opt->threads,
 		.max_connections = opt->max_connections,
-		.connection_timeout_s = opt->connection_timeout_s ? opt->connection_timeout_s : 30u,
+		.connection_timeout_s = opt->connection_timeout_s,
 		.connection_memory = SERVER_CONNECTION_POOL,
 		.accept_policy = on_accept, .accept_cls = l,
 		.on_request = on_request, .request_cls = l,

@@ -148,7 +148,7 @@ sqlite3_stmt *store_stmt(struct store_conn *c, const char *sql)
 	return s;
 }
 
-/* Ends every statement's read so no connection pins an old WAL snapshot. */
+/* Ends every statement's step, so none holds a read open past its operation (or a reader's COMMIT). */
 static void store_conn_reset(struct store_conn *c)
 {
 	for (int i = 0; i < c->ncache; i++)
