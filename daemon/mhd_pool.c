@@ -101,10 +101,7 @@ static struct mhd_worker *least_loaded(struct mhd_pool *pool)
 			best_open = open;
 		}
 	}
-	if (total >= pool->max_connections)
-		return NULL;
-	pool->next = (unsigned)(best - pool->workers) + 1;
-	return best;
+	return total < pool->max_connections ? best : NULL;
 }
 
 static struct mhd_worker *pick(struct mhd_pool *pool)
@@ -142,6 +139,8 @@ static bool accept_ready(struct mhd_pool *pool)
 			return false;
 		}
 		pool->accept_failing = false;
+		/* Only a hand-over moves the round-robin on: looks for room do not. */
+		pool->next = (unsigned)(w - pool->workers) + 1;
 		atomic_fetch_add(&w->open, 1);
 		/* Refused (the accept policy, memory): MHD closed the socket and said why. */
 		if (MHD_add_connection(w->mhd, fd, (struct sockaddr *)&ss, len) != MHD_YES)
