@@ -1,14 +1,16 @@
 /*
  * The online tuner (see tuner.h): workloads and their learners, jobs and
  * their trials in progress, and the decisions taken at job start and at
- * each ingest.  A job first explores the whole-job config (its runtime
- * knobs; the static ones were chosen at its start, across jobs), guided by
- * expected improvement; once the whole-job model is confident, each phase
- * refines its own runtime knobs the same way.  Exploration stops when the
- * expected gain falls below gain_threshold, and once a workload has had a
- * confident best, at most explore_share of a job's steps run other configs.
- * What is learned is written through the store outside the lock; the
- * recommendation views live in tuner_view.c.
+ * each ingest.  What a job runs is a plan (tuner_plan.c): the static knobs,
+ * chosen across jobs, and per phase the runtime knobs.  Each decision ranks
+ * the plans by their whole-job objective, measured or predicted, and runs
+ * the best measured one or the one of highest expected improvement; a
+ * proposal that is clearly losing is cut short, and exploration never costs
+ * a job more than explore_share of its steps' worth (plus a step or two),
+ * nor, once the workload has had a confident best, more than explore_share
+ * of its steps.  Exploration stops when the expected gain falls below
+ * gain_threshold.  What is learned is written through the store outside
+ * the lock; the recommendation views live in tuner_view.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -202,6 +204,8 @@ static struct tuner_pool *pool_get(struct tuner_workload *w, const char *phase, 
 		return NULL;
 	snprintf(p->phase, sizeof(p->phase), "%s", phase);
 	w->npools++;
+	if (!phase[0])
+		tuner_plan_pool_parse(w, p);
 	return p;
 }
 
@@ -217,8 +221,9 @@ static int config_candidate(const struct tuner_workload *w, const char *text)
 
 /*
  * Pools trials of a config in a phase and teaches them to the phase's
- * learner.  A phase the workload cannot hold (too many, name too long) gets
- * no pool either, which keeps the pools as bounded as the phases.
+ * learner; a plan with overrides (phase "") is judged by its pool alone.
+ * A phase the workload cannot hold (too many, name too long) gets no pool
+ * either, which keeps the pools as bounded as the phases.
  */
 static void pool_learn(struct tuner_workload *w, const char *phase, const char *config, int cand,
 		       const struct learner_stats *s, bool stale)
@@ -230,6 +235,8 @@ static void pool_learn(struct tuner_workload *w, const char *phase, const char *
 		return;
 	if ((p = pool_get(w, phase, config)))
 		learner_stats_merge(stale ? &p->stale : &p->fresh, s);
+	if (!phase[0] && (!p || !p->uniform))
+		return;
 	learner_add_pooled(ph->l, cand, s, stale);
 }
 
@@ -277,6 +284,11 @@ static int workload_build(struct tuner *t, struct tuner_workload *w, const json_
 		struct tuner_pool *pool = &w->pools[i];
 		struct tuner_phase *ph = tuner_phase_get(w, pool->phase, true);
 		int cand = config_candidate(w, pool->config);
+		if (!pool->phase[0]) {
+			tuner_plan_pool_parse(w, pool);
+			if (!pool->uniform)
+				continue;
+		}
 		if (ph && cand >= 0) {
 			learner_add_pooled(ph->l, cand, &pool->fresh, false);
 			learner_add_pooled(ph->l, cand, &pool->stale, true);
@@ -412,7 +424,6 @@ static struct tuner_job_phase *job_phase(struct tuner_job *j, const char *phase)
 	jp = &j->phases[j->nphases++];
 	memset(jp, 0, sizeof(*jp));
 	snprintf(jp->name, sizeof(jp->name), "%s", phase);
-	jp->next = -1;
 	trial_begin(&jp->acc, -1, 0, 0);
 	return jp;
 }
@@ -439,6 +450,8 @@ static struct tuner_job *job_new(struct tuner *t, int64_t id, struct tuner_workl
 	j->id = id;
 	j->w = w;
 	j->start_cand = -1;
+	j->plan_pool = j->inc_pool = -1;
+	tuner_plan_uniform(&j->plan, -1);
 	job_filter(t, j);
 	w->jobs++;
 	j->next = t->jobs;
@@ -468,120 +481,87 @@ static void phase_filter(const struct tuner_job *j, int static_from, struct knob
 		knobs_filter_pin_static(&j->w->sp, f, static_from);
 }
 
-/*
- * The candidate a job's phase should run next.  While a proposed trial is
- * incomplete it stays; otherwise the best when the model is confident or
- * the exploration budget is spent, else the next proposal.  *done is set
- * when the phase has nothing left to explore within this job (its static
- * knobs are fixed; other jobs may still try other values of those).
- */
-static int decide(struct tuner *t, struct tuner_job *j, struct tuner_phase *ph, struct tuner_job_phase *jp,
-		  const struct knob_filter *f, struct tuner_write **wl, bool *done)
-{
-	int best, next;
-	double gain;
+/* Steps of a proposal after which it is given up even if its trial never completed (the job never ran it). */
+#define PLAN_PENDING_MAX_STEPS (3 * TRIAL_MAX_STEPS)
+/* Steps' worth of loss any job may spend exploring before its budget share has grown. */
+#define EXPLORE_ALLOWANCE 2.0
 
-	*done = false;
-	if (jp->pending && jp->next >= 0 && knobs_filter_pass(&j->w->sp, f, jp->next))
-		return jp->next;
-	jp->pending = false;
-	best = learner_best(ph->l, f);
-	gain = learner_gain(ph->l, f);
-	if (gain < t->opt.gain_threshold) {
-		/* Settled means confident over every knob, the static ones other jobs may try included. */
-		if (!ph->settled && learner_gain(ph->l, &j->allowed) < t->opt.gain_threshold) {
-			ph->settled = true;
-			log_info("tuner: workload %s phase \"%s\": confident after %d trials", j->w->name, ph->name,
-				 ph->l->ntrials);
-			queue_phase_state(wl, j->id, j->w, ph);
-		}
-		*done = true;
-		return jp->next = best;
-	}
-	if (ph->settled && (double)j->explore_steps >= t->opt.explore_share * (double)j->steps) {
-		*done = true; /* the budget for trying non-best configs is spent for now */
-		return jp->next = best;
-	}
-	next = learner_propose(ph->l, f);
-	if (next < 0)
-		next = best;
-	jp->next = next;
-	jp->pending = next >= 0;
-	return next;
+/* Whether the job has spent what it may on plans other than the best measured one. */
+static bool budget_spent(const struct tuner *t, const struct tuner_job *j, const struct tuner_phase *ph0)
+{
+	double share = t->opt.explore_share;
+
+	if (j->explore_cost >= share * (double)j->steps + EXPLORE_ALLOWANCE)
+		return true;
+	return ph0->settled && (double)j->explore_steps >= share * (double)j->steps;
 }
 
-/* The runtime knobs of cand that differ from top, as an object, or NULL. */
-static json_t *phase_override(const struct knob_space *sp, int cand, int top)
+/* Sets the plan the job runs from now on; pending when it is a proposal to measure. */
+static void job_set_plan(struct tuner_job *j, const struct tuner_plan *p, bool pending)
 {
-	struct knob_config a, b;
-	json_t *o = NULL;
-	int i;
+	j->plan = *p;
+	j->plan_pool = tuner_plan_pool(j->w, p);
+	j->pending = pending && j->plan_pool >= 0;
+	j->pending_steps = j->steps;
+}
 
-	knobs_decode(sp, cand, &a);
-	knobs_decode(sp, top, &b);
-	for (i = 0; i < sp->nknobs; i++) {
-		const struct knob *k = &sp->knobs[i];
-		if (!k->runtime || a.idx[i] == b.idx[i])
-			continue;
-		if (!o)
-			o = json_object();
-		json_object_set_new(o, k->name, k->type == KNOB_INT ? json_integer(k->ivalues[a.idx[i]])
-								  : json_string(k->svalues[a.idx[i]]));
-	}
-	return o;
+/* Notes the best measured plan of a choice, what exploration is measured against. */
+static void job_note_best(struct tuner_job *j, const struct tuner_plan_choice *ch)
+{
+	if (!ch->any_measured)
+		return;
+	j->inc_pool = tuner_plan_pool(j->w, &ch->best);
+	j->inc_value = ch->best_est.mu;
+}
+
+/* A workload is settled once no plan of any static knobs this job could run is worth trying. */
+static void maybe_settle(struct tuner *t, struct tuner_job *j, struct tuner_phase *ph0, struct tuner_write **wl)
+{
+	struct tuner_plan_choice all;
+
+	if (ph0->settled || tuner_plan_choose(t, j->w, &j->allowed, &all) < 0 || all.gain >= t->opt.gain_threshold)
+		return;
+	ph0->settled = true;
+	log_info("tuner: workload %s: confident after %d whole-job trials", j->w->name, ph0->l->ntrials);
+	queue_phase_state(wl, j->id, j->w, ph0);
 }
 
 /*
- * The config a job should run: top-level from the whole-job learner and,
- * once that one is done exploring, per-phase overrides from each phase's.
+ * The config a job should run from now on.  A proposal stays until its
+ * trial completes (or is cut short); then the plans of the job's static
+ * knobs are ranked again: the best measured one when nothing is worth
+ * trying or the job's exploration budget is spent, else the plan of
+ * highest expected improvement.
  */
 static json_t *job_answer(struct tuner *t, struct tuner_job *j, struct tuner_write **wl)
 {
 	struct tuner_workload *w = j->w;
 	struct tuner_phase *ph0 = tuner_phase_get(w, "", true);
-	struct tuner_job_phase *jp0 = job_phase(j, "");
+	struct tuner_plan_choice ch;
 	struct knob_filter f;
-	json_t *answer, *phases = NULL;
-	bool done = false;
-	int top, i;
 
-	if (!ph0 || !jp0)
+	if (!ph0)
 		return j->answer ? json_deep_copy(j->answer) : NULL;
+	if (j->pending && j->steps - j->pending_steps > PLAN_PENDING_MAX_STEPS)
+		j->pending = false; /* the job never ran it: stop waiting */
+	if (j->pending)
+		return tuner_plan_json(w, &j->plan);
 	phase_filter(j, j->start_cand, &f);
-	top = decide(t, j, ph0, jp0, &f, wl, &done);
-	if (top < 0)
-		return NULL;
-	answer = knobs_config_json(&w->sp, top);
-	for (i = 0; done && i < j->nphases; i++) {
-		struct tuner_job_phase *jp = &j->phases[i];
-		struct tuner_phase *ph;
-		json_t *o;
-		bool pdone;
-		int c;
-		if (jp->name[0] == '\0' || !(ph = tuner_phase_get(w, jp->name, false)))
-			continue;
-		phase_filter(j, top, &f);
-		c = decide(t, j, ph, jp, &f, wl, &pdone);
-		if (c < 0 || !(o = phase_override(&w->sp, c, top)))
-			continue;
-		if (!phases)
-			phases = json_object();
-		json_object_set_new(phases, jp->name, o);
+	if (tuner_plan_choose(t, w, &f, &ch) < 0)
+		return j->answer ? json_deep_copy(j->answer) : NULL;
+	job_note_best(j, &ch);
+	if (ch.gain < t->opt.gain_threshold) {
+		maybe_settle(t, j, ph0, wl);
+		job_set_plan(j, &ch.best, false);
+	} else if (ch.any_measured && budget_spent(t, j, ph0)) {
+		job_set_plan(j, &ch.best, false);
+	} else {
+		job_set_plan(j, &ch.next, !ch.any_measured || !tuner_plan_equal(w, &ch.next, &ch.best));
 	}
-	if (phases)
-		json_object_set_new(answer, "phases", phases);
-	return answer;
+	return tuner_plan_json(w, &j->plan);
 }
 
 /* ---- learning from samples ---- */
-
-/* Resources a config holds, for the efficiency objective: GPUs, or else cores. */
-static double resources(const struct knob_space *sp, int cand)
-{
-	long g = knobs_int_value(sp, cand, "gpus", 0), th = knobs_int_value(sp, cand, "intra_threads", 1);
-
-	return g > 0 ? (double)g : (double)(th > 0 ? th : 1);
-}
 
 /* A completed trial: checks it against the model (drift), learns it and queues its row. */
 static void trial_record(struct tuner_job *j, const char *phase, struct trial_acc *a,
@@ -593,15 +573,26 @@ static void trial_record(struct tuner_job *j, const char *phase, struct trial_ac
 	struct knob_filter f;
 	struct learner_stats pooled = {0};
 	double var = trial_var_mean(a);
-	json_t *cfg;
+	const struct tuner_pool *plan = NULL;
+	int cand = a->cand;
 	char *text;
 
 	if (!ph || a->cand < 0 || a->n < 2)
 		return;
-	phase_filter(j, a->cand, &f);
-	if (ph->settled && a->cand == learner_best(ph->l, &f) && learner_drifted(ph->l, a->cand, a->mean, var)) {
+	if (!phase[0]) {
+		/* The whole job's trials are of plans: acc.cand is the plan's pool. */
+		if ((size_t)a->cand >= w->npools)
+			return;
+		plan = &w->pools[a->cand];
+		cand = plan->plan.top;
+		if (cand < 0)
+			return;
+	}
+	phase_filter(j, cand, &f);
+	if ((!plan || plan->uniform) && ph->settled && cand == learner_best(ph->l, &f) &&
+	    learner_drifted(ph->l, cand, a->mean, var)) {
 		double mu, sd;
-		learner_predict(ph->l, a->cand, &mu, &sd);
+		learner_predict(ph->l, cand, &mu, &sd);
 		log_info("tuner: workload %s phase \"%s\": the best config now gives %.4g, the model expected "
 			 "%.4g +- %.2g: reopening exploration", w->name, phase, a->mean, mu, sd);
 		ph->drift_t = a->t_start;
@@ -609,13 +600,17 @@ static void trial_record(struct tuner_job *j, const char *phase, struct trial_ac
 		pools_mark_stale(w, phase);
 		queue_phase_state(wl, j->id, w, ph);
 	}
-	cfg = knobs_config_json(&w->sp, a->cand);
-	text = cfg ? json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(cfg);
+	if (plan) {
+		text = strdup(plan->config);
+	} else {
+		json_t *cfg = knobs_config_json(&w->sp, cand);
+		text = cfg ? json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		json_decref(cfg);
+	}
 	if (!text)
 		return;
 	if (learner_stats_add(&pooled, a->n, a->mean, var))
-		pool_learn(w, phase, text, a->cand, &pooled, false);
+		pool_learn(w, phase, text, cand, &pooled, false);
 	if (!(wr = write_new(WRITE_TRIAL, j->id, w, phase))) {
 		free(text);
 		return;
@@ -630,32 +625,36 @@ static void trial_record(struct tuner_job *j, const char *phase, struct trial_ac
 }
 
 /*
- * How long a trial of cand runs: a proposal is measured until it is precise
- * enough; the config the job settled on is measured in long stretches (one
- * row per TRIAL_LONG_STEPS), which still shows a drift.
+ * Feeds one step measured under cand (for phase "", a plan's pool).  A
+ * proposal is measured until precise enough, or cut short once clearly
+ * worse than the best measured plan; a phase is measured likewise while
+ * the job explores.  Otherwise trials run in long stretches (one row per
+ * TRIAL_LONG_STEPS), which still shows a drift.
  */
-static long trial_length(const struct tuner_job_phase *jp, int cand)
-{
-	return jp->pending && jp->next == cand ? 0 : TRIAL_LONG_STEPS;
-}
-
-/* Feeds one step of a phase measured under cand. */
 static void phase_step(struct tuner_job *j, struct tuner_job_phase *jp, int cand, double ts,
 		       double value, struct tuner_write **wl)
 {
+	bool whole = jp->name[0] == '\0';
+	bool proposal = j->pending && (!whole || cand == j->plan_pool);
+
 	if (jp->acc.cand != cand) {
 		bool first = jp->acc.cand < 0 && jp->acc.t_end == 0.0;
 		if (trial_complete(&jp->acc) || jp->acc.n >= TRIAL_MIN_STEPS)
 			trial_record(j, jp->name, &jp->acc, wl);
 		trial_begin(&jp->acc, cand,
 			    first && j->steps <= TRIAL_WARMUP_START ? TRIAL_WARMUP_START : TRIAL_WARMUP_SWITCH,
-			    trial_length(jp, cand));
+			    proposal ? 0 : TRIAL_LONG_STEPS);
 	}
 	if (trial_step(&jp->acc, ts, value)) {
 		trial_record(j, jp->name, &jp->acc, wl);
-		if (jp->pending && jp->next == cand)
-			jp->pending = false;
-		trial_begin(&jp->acc, cand, 0, trial_length(jp, cand));
+		if (whole && proposal)
+			j->pending = false;
+		trial_begin(&jp->acc, cand, 0, TRIAL_LONG_STEPS);
+	} else if (whole && proposal && cand != j->inc_pool && trial_clearly_below(&jp->acc, j->inc_value)) {
+		trial_record(j, jp->name, &jp->acc, wl);
+		j->pending = false;
+		j->cut_trials++;
+		trial_begin(&jp->acc, cand, 0, TRIAL_LONG_STEPS);
 	}
 }
 
@@ -670,20 +669,6 @@ static int reported_candidate(const struct tuner_job *j, const json_t *reported,
 		return top;
 	over = json_object_get(json_object_get(reported, "phases"), phase);
 	return json_is_object(over) ? knobs_candidate_of(sp, over, top) : top;
-}
-
-/* Whether the reported per-phase overrides change nothing (whole-job samples then measure the top level). */
-static bool reported_uniform(const struct tuner_job *j, const json_t *reported)
-{
-	json_t *phases = json_object_get(reported, "phases"), *over;
-	const char *name;
-	int top = knobs_candidate_of(&j->w->sp, reported, j->start_cand);
-
-	json_object_foreach(phases, name, over)
-		if (json_is_object(over) && json_object_size(over) > 0 &&
-		    knobs_candidate_of(&j->w->sp, over, top) != top)
-			return false;
-	return true;
 }
 
 static int cmp_sample_t(const void *a, const void *b)
@@ -716,8 +701,27 @@ static double job_step_value(struct tuner_job *j, const struct sample *s, int ca
 		v = 1.0 / s->value; /* steps per second when the job gives no sample count */
 	}
 	if (!isnan(v) && tuner_is_efficiency(obj))
-		v /= resources(&j->w->sp, cand);
+		v /= tuner_resources(&j->w->sp, cand);
 	return v;
+}
+
+/*
+ * One step's value and its time (its step_time_s, or else the sum of its
+ * phases' times): their product, per workload, turns a predicted value into
+ * a step time, which is what the phases' times add up to.
+ */
+static void learn_step_scale(struct tuner_job *j, double value, double step_time, int cand)
+{
+	struct tuner_workload *w = j->w;
+	double kappa;
+
+	if (strcmp(w->objective, "goodput") == 0 || !(value > 0.0) || !(step_time > 0.0) || cand < 0)
+		return;
+	kappa = value * step_time;
+	if (tuner_is_efficiency(w->objective))
+		kappa *= tuner_resources(&w->sp, cand);
+	w->kappa_sum += kappa;
+	w->kappa_n++;
 }
 
 /* Whether a and b agree on every knob that cannot change while a job runs. */
@@ -736,51 +740,67 @@ static bool same_static(const struct knob_space *sp, int a, int b)
 	return true;
 }
 
+/* One whole-job step under the plan of pool: counts what exploring costs, and measures the plan. */
+static void whole_step(struct tuner_job *j, int pool, const struct sample *x, double v, struct tuner_write **wl)
+{
+	struct tuner_job_phase *jp;
+
+	j->steps++;
+	if (j->inc_value > 0.0 && pool != j->inc_pool) {
+		j->explore_steps++;
+		j->explore_cost += fmax(0.0, 1.0 - v / j->inc_value);
+	}
+	if (pool >= 0 && (jp = job_phase(j, "")))
+		phase_step(j, jp, pool, x->t, v, wl);
+}
+
 static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
 			  const json_t *reported, struct tuner_write **wl)
 {
 	const struct sample **order = malloc(n * sizeof(*order));
-	struct knob_filter f;
-	struct tuner_phase *ph0 = tuner_phase_get(j->w, "", true);
-	int top = reported_candidate(j, reported, ""), best0 = -1;
-	bool uniform = reported_uniform(j, reported);
-	size_t i;
+	struct tuner_plan plan;
+	int top = reported_candidate(j, reported, ""), pool = -1;
+	size_t i, end;
 
-	if (!order || !ph0) {
+	if (!order) {
 		free(order);
 		return;
 	}
 	if (top >= 0 && !same_static(&j->w->sp, top, j->start_cand))
 		j->start_cand = top; /* the job runs other static knobs than it was given: proposals follow them */
-	phase_filter(j, j->start_cand, &f);
-	best0 = learner_best(ph0->l, &f);
+	if (top >= 0 && tuner_plan_of_config(j->w, reported, j->start_cand, &plan) == 0)
+		pool = tuner_plan_pool(j->w, &plan);
 	for (i = 0; i < n; i++)
 		order[i] = &s[i];
 	qsort(order, n, sizeof(*order), cmp_sample_t); /* the samples' own time, not arrival */
-	for (i = 0; i < n; i++) {
-		const struct sample *x = order[i];
-		struct tuner_job_phase *jp;
-		double v;
-		int cand;
-		if (!x->phase || !*x->phase) {
-			v = job_step_value(j, x, top);
-			if (isnan(v))
-				continue;
-			j->steps++;
-			if (top != best0)
-				j->explore_steps++;
-			if (top < 0 || !uniform || !(jp = job_phase(j, "")))
-				continue;
-			phase_step(j, jp, top, x->t, v, wl);
-		} else if (strcmp(x->name, "phase_time_s") == 0 && x->value > 0.0) {
-			cand = reported_candidate(j, reported, x->phase);
-			if (cand < 0 || !(jp = job_phase(j, x->phase)))
-				continue;
-			v = 1.0 / x->value;
-			if (tuner_is_efficiency(j->w->objective))
-				v /= resources(&j->w->sp, cand);
-			phase_step(j, jp, cand, x->t, v, wl);
+	for (i = 0; i < n; i = end) {
+		/* One step: the samples that share its time. */
+		double value = NAN, step_time = 0.0, phases = 0.0;
+		for (end = i; end < n && order[end]->t == order[i]->t; end++) {
+			const struct sample *x = order[end];
+			struct tuner_job_phase *jp;
+			double v;
+			int cand;
+			if (!x->phase || !*x->phase) {
+				if (strcmp(x->name, "step_time_s") == 0)
+					step_time = x->value;
+				v = job_step_value(j, x, top);
+				if (!isnan(v)) {
+					value = v;
+					whole_step(j, pool, x, v, wl);
+				}
+			} else if (strcmp(x->name, "phase_time_s") == 0 && x->value > 0.0) {
+				phases += x->value;
+				cand = reported_candidate(j, reported, x->phase);
+				if (cand < 0 || !(jp = job_phase(j, x->phase)))
+					continue;
+				v = 1.0 / x->value;
+				if (tuner_is_efficiency(j->w->objective))
+					v /= tuner_resources(&j->w->sp, cand);
+				phase_step(j, jp, cand, x->t, v, wl);
+			}
 		}
+		learn_step_scale(j, value, step_time > 0.0 ? step_time : phases, top);
 	}
 	free(order);
 }
@@ -943,28 +963,30 @@ static struct tuner_workload *job_workload(struct tuner *t, int64_t wid, const c
 	return w;
 }
 
-/* Chooses the config a new job starts with and remembers the job. */
-static json_t *job_begin(struct tuner *t, struct tuner_job *j, struct tuner_write **wl)
+/*
+ * Chooses the plan a new job starts with and remembers the job.  Its static
+ * knobs are chosen here, across jobs: those of the best measured plan once
+ * nothing is worth trying (static knobs cannot be explored within a job's
+ * budget), else those of the plan of highest expected improvement.
+ */
+static json_t *job_begin(struct tuner *t, struct tuner_job *j)
 {
 	struct tuner_phase *ph0 = tuner_phase_get(j->w, "", true);
-	struct tuner_job_phase *jp0 = job_phase(j, "");
+	struct tuner_plan_choice ch;
 	bool known;
-	int cand;
 
-	if (!ph0 || !jp0)
+	if (!ph0 || !job_phase(j, ""))
 		return NULL;
 	tuner_prior_similar(t, j->w, ph0);
-	/* A workload with a confident best starts there: static knobs cannot be explored within a budget. */
-	known = ph0->settled || learner_gain(ph0->l, &j->allowed) < t->opt.gain_threshold;
-	cand = known ? learner_best(ph0->l, &j->allowed) : learner_propose(ph0->l, &j->allowed);
-	if (cand < 0)
+	if (tuner_plan_choose(t, j->w, &j->allowed, &ch) < 0)
 		return NULL;
-	j->start_cand = cand;
-	j->gpus = (int)knobs_int_value(&j->w->sp, cand, "gpus", 0);
+	known = ch.any_measured && (ph0->settled || ch.gain < t->opt.gain_threshold);
+	job_note_best(j, &ch);
+	job_set_plan(j, known ? &ch.best : &ch.next, !known);
+	j->start_cand = j->plan.top;
+	j->gpus = (int)knobs_int_value(&j->w->sp, j->start_cand, "gpus", 0);
 	t->gpus_given += j->gpus;
-	jp0->next = cand;
-	jp0->pending = !known;
-	return job_answer(t, j, wl);
+	return tuner_plan_json(j->w, &j->plan);
 }
 
 json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, const char *params_json,
@@ -988,7 +1010,7 @@ json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, c
 	}
 	w = job_workload(t, wid, workload, canon, objective, json_is_object(job_knobs) ? job_knobs : NULL, job_id,
 			 &wl);
-	if (w && (j = job_new(t, job_id, w)) && (answer = job_begin(t, j, &wl)))
+	if (w && (j = job_new(t, job_id, w)) && (answer = job_begin(t, j)))
 		j->answer = json_deep_copy(answer);
 	tuner_cache_changed(t);
 	pthread_mutex_unlock(&t->lock);
@@ -1008,6 +1030,7 @@ static struct tuner_job *job_restore(struct tuner *t, int64_t job_id, const json
 	const char *objective = json_string_value(json_object_get(info, "objective"));
 	struct tuner_workload *w;
 	struct tuner_job *j = NULL;
+	struct tuner_plan plan;
 	int cand;
 
 	if (!name || json_integer_value(json_object_get(info, "running")) != 1)
@@ -1022,7 +1045,10 @@ static struct tuner_job *job_restore(struct tuner *t, int64_t job_id, const json
 	j->start_cand = cand >= 0 ? cand : knobs_prior_candidate(&w->sp);
 	j->gpus = (int)knobs_int_value(&w->sp, j->start_cand, "gpus", 0);
 	t->gpus_given += j->gpus;
-	j->answer = json_is_object(config) ? json_deep_copy(config) : knobs_config_json(&w->sp, j->start_cand);
+	if (!json_is_object(config) || tuner_plan_of_config(w, config, j->start_cand, &plan) < 0)
+		tuner_plan_uniform(&plan, j->start_cand);
+	job_set_plan(j, &plan, false);
+	j->answer = tuner_plan_json(w, &j->plan);
 done:
 	json_decref(canon);
 	return j;

@@ -4,6 +4,7 @@ TUNER_SOURCES = \
 	daemon/tuner_model.c daemon/tuner_model.h \
 	daemon/tuner_learner.c daemon/tuner_learner.h \
 	daemon/tuner_trial.c daemon/tuner_trial.h \
+	daemon/tuner_plan.c \
 	daemon/tuner.c daemon/tuner.h daemon/tuner_internal.h \
 	daemon/tuner_view.c daemon/tuner_cache.c \
 	daemon/store_tuner.c daemon/store_tuner.h \

@@ -1,8 +1,8 @@
 /*
- * What the tuner's own files (tuner.c, tuner_view.c) share: the state behind
- * struct tuner.  Workloads hold a learner per phase and the trials they were
- * fitted to; jobs hold their trials in progress.  Everything here is guarded
- * by tuner->lock.
+ * What the tuner's own files (tuner.c, tuner_plan.c, tuner_view.c) share:
+ * the state behind struct tuner.  Workloads hold a learner per phase, the
+ * trials they were fitted to and the whole-job trials of each plan; jobs
+ * hold their trials in progress.  Everything here is guarded by tuner->lock.
  */
 #ifndef DLPROF_TUNER_INTERNAL_H
 #define DLPROF_TUNER_INTERNAL_H
@@ -36,14 +36,34 @@ struct tuner_phase {
 };
 
 /*
+ * A plan: what a whole job runs, a candidate at the top level (which fixes
+ * the static knobs) and, per phase of the workload, the candidate the phase
+ * runs (the same static knobs, other runtime ones).  A uniform plan runs
+ * its top candidate everywhere.  Plans are judged by the whole-job
+ * objective alone: per-phase times only predict which plans to measure.
+ */
+struct tuner_plan {
+	int top;                          /* candidate; -1: none */
+	int over[TUNER_MAX_PHASES];       /* per w->phases index: the phase's candidate; -1: top's */
+};
+
+/* Most plans (pools of phase "") a workload keeps; beyond, new plans are not learned. */
+#define TUNER_MAX_PLANS 512
+
+/*
  * The trials of one config in one phase, pooled: what the phase's learner
  * is rebuilt from when the workload's space changes.  One per config tried,
  * not one per trial, so a workload's memory stays bounded by its space
- * however long its jobs run (every trial is in the store).
+ * however long its jobs run (every trial is in the store).  The pools of
+ * phase "" are the whole-job trials of plans: a uniform plan's config has
+ * no "phases" and also teaches the whole-job learner; a plan with
+ * overrides is judged by its pool alone.
  */
 struct tuner_pool {
 	char phase[TUNER_PHASE_MAX];
-	char *config;                 /* the knobs' values (no "phases"): canonical JSON text */
+	char *config;                 /* canonical JSON text; for phase "", the plan (with "phases") */
+	struct tuner_plan plan;       /* phase "": the plan config denotes; plan.top -1 when the space cannot */
+	bool uniform;                 /* phase "": config has no overrides */
 	struct learner_stats fresh;   /* since the phase's last drift */
 	struct learner_stats stale;   /* before it */
 };
@@ -60,14 +80,14 @@ struct tuner_workload {
 	struct tuner_pool *pools;
 	size_t npools, pools_cap;
 	long jobs;                    /* jobs seen */
+	double kappa_sum;             /* objective x step time (x resources for efficiency), summed ... */
+	long kappa_n;                 /* ... over this many steps: turns a value into a step time */
 	struct tuner_workload *next;
 };
 
 struct tuner_job_phase {
 	char name[TUNER_PHASE_MAX];
-	struct trial_acc acc;         /* the trial in progress */
-	int next;                     /* the candidate last answered; -1: none */
-	bool pending;                 /* waiting for a trial of next to complete */
+	struct trial_acc acc;         /* the trial in progress; for phase "", acc.cand is a pool index */
 };
 
 struct tuner_job {
@@ -76,8 +96,16 @@ struct tuner_job {
 	struct knob_filter allowed;   /* what this job can run */
 	int start_cand;               /* the config it started with (fixes the static knobs) */
 	int gpus;                     /* GPUs counted as given to it */
+	struct tuner_plan plan;       /* the plan last answered */
+	int plan_pool;                /* its pool (phase ""); -1: none */
+	bool pending;                 /* plan is a proposal whose trial has not completed */
+	long pending_steps;           /* steps seen when it was proposed */
+	int inc_pool;                 /* the best measured plan at the last decision; -1: none */
+	double inc_value;             /* its whole-job value then; 0: none */
 	long steps;                   /* steps seen */
-	long explore_steps;           /* of which on configs not believed best */
+	long explore_steps;           /* of which on plans other than the best measured */
+	double explore_cost;          /* what they cost: the sum of (1 - value / best value), per step */
+	long cut_trials;              /* proposals cut short as clearly worse */
 	bool has_sps;                 /* reports samples_per_s (step_time_s is then ignored) */
 	bool has_loss;
 	double last_loss, last_loss_t;
@@ -135,6 +163,49 @@ void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner
 /* The most-trialled similar workload, or NULL. */
 struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
 				     const json_t *params, const char *objective);
+/* ---- plans (tuner_plan.c, lock held) ---- */
+
+/* The estimate of a plan's whole-job value. */
+struct tuner_plan_est {
+	double mu, sd;        /* objective units */
+	bool measured;        /* from its own whole-job trials (else predicted) */
+	int trials;
+};
+
+/* The outcome of ranking a job's (or a new job's) plans. */
+struct tuner_plan_choice {
+	struct tuner_plan best;       /* the best measured plan (the prior's pick before any) */
+	struct tuner_plan next;       /* the plan of highest expected improvement */
+	struct tuner_plan_est best_est, next_est;
+	double gain;                  /* largest expected improvement, relative to best (1.0 before any) */
+	bool any_measured;
+};
+
+void tuner_plan_uniform(struct tuner_plan *p, int top);
+bool tuner_plan_is_uniform(const struct tuner_workload *w, const struct tuner_plan *p);
+bool tuner_plan_equal(const struct tuner_workload *w, const struct tuner_plan *a, const struct tuner_plan *b);
+/* The config of a plan: top's knobs with "phases" overrides (runtime knobs that differ); new reference. */
+json_t *tuner_plan_json(const struct tuner_workload *w, const struct tuner_plan *p);
+/*
+ * The plan a config denotes (a reported or stored one): top from its knobs
+ * (base fills the knobs it lacks), each phase from its "phases" entry;
+ * phases it names are added to the workload.  -1 when the space cannot
+ * express it.
+ */
+int tuner_plan_of_config(struct tuner_workload *w, const json_t *config, int base, struct tuner_plan *out);
+/* The pool (phase "") of a plan, created when absent; -1 when out of room. */
+int tuner_plan_pool(struct tuner_workload *w, const struct tuner_plan *p);
+/* Re-derives a "" pool's plan from its config text (after the space changed). */
+void tuner_plan_pool_parse(struct tuner_workload *w, struct tuner_pool *pool);
+/* The whole-job value of p: measured when it was, else predicted from the phases' times. */
+void tuner_plan_estimate(struct tuner *t, struct tuner_workload *w, const struct tuner_plan *p,
+			 struct tuner_plan_est *e);
+/* Ranks the plans whose candidates pass f (static knobs free or pinned by f). */
+int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct knob_filter *f,
+		      struct tuner_plan_choice *out);
+/* Resources a config holds, for the efficiency objective: GPUs, or else cores. */
+double tuner_resources(const struct knob_space *sp, int cand);
+
 /* What the tuner knows changed: every cached answer is stale (lock held). */
 void tuner_cache_changed(struct tuner *t);
 void tuner_cache_free(struct tuner *t);

@@ -52,3 +52,14 @@ bool trial_complete(const struct trial_acc *a)
 		return true;
 	return sqrt(trial_var_mean(a)) <= TRIAL_REL_SE * fabs(a->mean);
 }
+
+bool trial_clearly_below(const struct trial_acc *a, double value)
+{
+	double se;
+
+	if (a->n < TRIAL_CUT_MIN_STEPS || !(value > 0.0))
+		return false;
+	/* Few steps give a poor spread: never trust one below 1% of the mean. */
+	se = fmax(sqrt(trial_var_mean(a)), 0.01 * fabs(a->mean));
+	return a->mean + TRIAL_CUT_Z * se < value * (1.0 - TRIAL_CUT_MARGIN);
+}

@@ -17,6 +17,9 @@
 #define TRIAL_MAX_STEPS 40      /* a trial completes after this many, however noisy */
 #define TRIAL_REL_SE 0.015      /* ... or once its standard error is this share of its mean */
 #define TRIAL_LONG_STEPS 200    /* a trial of the config a job settled on: one row per this many steps */
+#define TRIAL_CUT_MIN_STEPS 3   /* measured steps before a losing proposal may be cut short */
+#define TRIAL_CUT_Z 2.0         /* ... when its mean is this many standard errors ... */
+#define TRIAL_CUT_MARGIN 0.03   /* ... below this share under the best value */
 
 struct trial_acc {
 	int cand;          /* the candidate measured; -1 when none */
@@ -35,5 +38,12 @@ bool trial_step(struct trial_acc *a, double t, double value);
 bool trial_complete(const struct trial_acc *a);
 /* The variance of the trial's mean (0 with fewer than two steps). */
 double trial_var_mean(const struct trial_acc *a);
+/*
+ * Whether the trial is clearly worse than value (the best config's): after
+ * TRIAL_CUT_MIN_STEPS, its mean plus TRIAL_CUT_Z standard errors is still
+ * TRIAL_CUT_MARGIN below value.  A sequential test on the steps: a losing
+ * proposal stops costing the job as soon as it is plain that it loses.
+ */
+bool trial_clearly_below(const struct trial_acc *a, double value);
 
 #endif

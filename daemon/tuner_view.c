@@ -52,92 +52,63 @@ static double confidence_of(const struct tuner *t, double remaining)
 	return 1.0 / (1.0 + remaining / t->opt.gain_threshold);
 }
 
-/* Adds per-phase overrides of the phases that have trials to a whole-job config. */
-static void add_phase_bests(struct tuner_workload *w, json_t *config, int top, const struct knob_filter *nf)
+/* Whole-job trials of plans with overrides (uniform plans' are the whole-job learner's). */
+static int plan_trials(const struct tuner_workload *w)
 {
-	json_t *phases = NULL;
-	int i;
+	size_t i;
+	int n = 0;
 
-	for (i = 0; i < w->nphases; i++) {
-		struct tuner_phase *ph = &w->phases[i];
-		struct knob_filter f = *nf;
-		struct knob_config a, b;
-		json_t *o = NULL;
-		int c, k;
-		if (!ph->name[0] || ph->l->ntrials == 0)
-			continue;
-		knobs_filter_pin_static(&w->sp, &f, top);
-		if ((c = learner_best(ph->l, &f)) < 0)
-			continue;
-		knobs_decode(&w->sp, c, &a);
-		knobs_decode(&w->sp, top, &b);
-		for (k = 0; k < w->sp.nknobs; k++) {
-			const struct knob *kn = &w->sp.knobs[k];
-			if (!kn->runtime || a.idx[k] == b.idx[k])
-				continue;
-			if (!o)
-				o = json_object();
-			json_object_set_new(o, kn->name, kn->type == KNOB_INT ? json_integer(kn->ivalues[a.idx[k]])
-									    : json_string(kn->svalues[a.idx[k]]));
-		}
-		if (!o)
-			continue;
-		if (!phases)
-			phases = json_object();
-		json_object_set_new(phases, ph->name, o);
-	}
-	if (phases)
-		json_object_set_new(config, "phases", phases);
+	for (i = 0; i < w->npools; i++)
+		if (!w->pools[i].phase[0] && !w->pools[i].uniform)
+			n += w->pools[i].fresh.trials + w->pools[i].stale.trials;
+	return n;
 }
 
-/* Distinct configs with trials. */
-static int configs_tried(const struct learner *l)
+/* Distinct plans with whole-job trials. */
+static int plans_measured(const struct tuner_workload *w)
 {
-	double mean, std;
-	long steps;
-	int c, n = 0, trials;
+	size_t i;
+	int n = 0;
 
-	for (c = 0; c < l->sp.ncand; c++) {
-		learner_tried(l, c, &mean, &std, &trials, &steps);
-		n += trials > 0;
-	}
+	for (i = 0; i < w->npools; i++)
+		n += !w->pools[i].phase[0] && w->pools[i].fresh.trials + w->pools[i].stale.trials > 0;
 	return n;
 }
 
 static json_t *recommend_learned(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph0)
 {
+	struct tuner_plan_choice ch;
+	struct tuner_plan dflt;
+	struct tuner_plan_est d;
 	struct knob_filter f;
-	double mu, sd, mu_d, sd_d, remaining, gain;
-	int best, dflt;
-	char text[200], dtext[200], line[1024];
+	double gain;
+	char text[200], dtext[200], line[1024], *ptext;
 	json_t *config;
 
 	node_filter(t, w, &w->sp, &f);
-	best = learner_best(ph0->l, &f);
-	if (best < 0)
+	if (tuner_plan_choose(t, w, &f, &ch) < 0 || !ch.any_measured)
 		return NULL;
-	learner_predict(ph0->l, best, &mu, &sd);
-	dflt = knobs_prior_candidate(&w->sp);
-	learner_predict(ph0->l, dflt, &mu_d, &sd_d);
-	remaining = learner_gain(ph0->l, &f);
-	gain = mu_d > 0.0 ? mu / mu_d - 1.0 : NAN;
-	config = knobs_config_json(&w->sp, best);
-	add_phase_bests(w, config, best, &f);
-	knobs_config_text(&w->sp, best, text, sizeof(text));
-	knobs_config_text(&w->sp, dflt, dtext, sizeof(dtext));
-	snprintf(line, sizeof(line), "best of %d configs tried in %d trials of this workload: %s gives %.4g %s (+- %.2g)",
-		 configs_tried(ph0->l), ph0->l->ntrials, text[0] ? text : "the only config", mu, unit_of(w->objective),
-		 sd);
-	if (isfinite(gain) && best != dflt) {
+	tuner_plan_uniform(&dflt, knobs_prior_candidate(&w->sp));
+	tuner_plan_estimate(t, w, &dflt, &d);
+	gain = d.mu > 0.0 ? ch.best_est.mu / d.mu - 1.0 : NAN;
+	config = tuner_plan_json(w, &ch.best);
+	ptext = json_dumps(config, JSON_COMPACT | JSON_SORT_KEYS);
+	snprintf(text, sizeof(text), "%s", ptext ? ptext : "");
+	free(ptext);
+	knobs_config_text(&w->sp, dflt.top, dtext, sizeof(dtext));
+	snprintf(line, sizeof(line), "best of %d plans measured in %d whole-job trials of this workload: %s gives %.4g %s (+- %.2g)",
+		 plans_measured(w), ph0->l->ntrials + plan_trials(w), text, ch.best_est.mu, unit_of(w->objective),
+		 ch.best_est.sd);
+	if (isfinite(gain) && !tuner_plan_equal(w, &ch.best, &dflt)) {
 		size_t len = strlen(line);
 		snprintf(line + len, sizeof(line) - len, ", %+.0f%% over the topology default %s", 100.0 * gain,
 			 dtext);
 	}
 	return json_pack("{s:o, s:s, s:{s:f, s:f}, s:o, s:f, s:f, s:b, s:i, s:i, s:I, s:s}", "config", config,
-			 "source", "learned", "expected", "value", mu, "std", sd, "expected_gain",
-			 isfinite(gain) ? json_real(gain) : json_null(), "remaining_gain", remaining, "confidence",
-			 confidence_of(t, remaining), "confident", remaining < t->opt.gain_threshold, "trials",
-			 ph0->l->ntrials, "configs_tried", configs_tried(ph0->l), "jobs", (json_int_t)w->jobs,
+			 "source", "learned", "expected", "value", ch.best_est.mu, "std", ch.best_est.sd, "expected_gain",
+			 isfinite(gain) ? json_real(gain) : json_null(), "remaining_gain", ch.gain, "confidence",
+			 confidence_of(t, ch.gain), "confident", ch.gain < t->opt.gain_threshold, "trials",
+			 ph0->l->ntrials + plan_trials(w), "configs_tried", plans_measured(w), "jobs", (json_int_t)w->jobs,
 			 "explanation", line);
 }
 
@@ -260,17 +231,36 @@ static json_t *phase_best(struct tuner *t, struct tuner_workload *w, struct tune
 
 static int phase_trials(const struct tuner_workload *w)
 {
-	int i, n = 0;
+	int i, n = plan_trials(w);
 
 	for (i = 0; i < w->nphases; i++)
 		n += w->phases[i].l->ntrials;
 	return n;
 }
 
+/*
+ * The workload's best plan, the whole-job counterpart of phase_best: its
+ * config (with per-phase overrides) and its measured whole-job value.
+ */
+static json_t *plan_best(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph0)
+{
+	struct tuner_plan_choice ch;
+	struct knob_filter f;
+
+	surface_filter(t, w, &f);
+	if (tuner_plan_choose(t, w, &f, &ch) < 0 || !ch.any_measured)
+		return json_null();
+	return json_pack("{s:s, s:o, s:f, s:f, s:i, s:f, s:f, s:f, s:b, s:b, s:f, s:s}", "phase", "", "config",
+			 tuner_plan_json(w, &ch.best), "mean", ch.best_est.mu, "std", ch.best_est.sd, "trials",
+			 ch.best_est.trials, "predicted", ch.best_est.mu, "predicted_std", ch.best_est.sd, "confidence",
+			 confidence_of(t, ch.gain), "confident", ch.gain < t->opt.gain_threshold, "settled", ph0->settled,
+			 "drift_t", ph0->drift_t, "prior", ph0->prior == TUNER_PRIOR_SIMILAR ? "similar" : "topology");
+}
+
 static json_t *workload_summary(struct tuner *t, struct tuner_workload *w)
 {
 	struct tuner_phase *ph0 = tuner_phase_get(w, "", false);
-	json_t *best = ph0 ? phase_best(t, w, ph0) : json_null(), *phases = json_array();
+	json_t *best = ph0 ? plan_best(t, w, ph0) : json_null(), *phases = json_array();
 	json_t *o;
 	int i;
 
@@ -350,13 +340,90 @@ static json_t *predicted_list(struct tuner *t, struct tuner_workload *w)
 	return list;
 }
 
+/* The overrides phase i runs under plan p (an object), or null when it runs the top level's. */
+static json_t *phase_setting(const struct tuner_workload *w, const struct tuner_plan *p, int i)
+{
+	json_t *config = tuner_plan_json(w, p);
+	json_t *o = json_object_get(json_object_get(config, "phases"), w->phases[i].name);
+
+	o = o ? json_incref(o) : json_null();
+	json_decref(config);
+	return o;
+}
+
+/*
+ * Every plan with whole-job trials, and per phase the settings adopted (the
+ * best plan's) and rejected (the overrides of measured plans that lost to
+ * it), each with its whole-job evidence: the plan's measured value against
+ * the best plan's and against the best uniform plan of the same static knobs.
+ */
+static void plans_view(struct tuner *t, struct tuner_workload *w, json_t *o)
+{
+	struct tuner_plan_choice ch, uni;
+	struct tuner_plan_est e;
+	struct knob_filter f, pinned;
+	json_t *plans = json_array(), *settings = json_array();
+	size_t k;
+	int i;
+
+	surface_filter(t, w, &f);
+	if (tuner_plan_choose(t, w, &f, &ch) < 0 || !ch.any_measured) {
+		json_object_set_new(o, "plans", plans);
+		json_object_set_new(o, "phase_settings", settings);
+		return;
+	}
+	/* The best uniform plan of the best plan's static knobs: what overrides must beat. */
+	pinned = f;
+	knobs_filter_pin_static(&w->sp, &pinned, ch.best.top);
+	tuner_plan_uniform(&uni.best, learner_best(tuner_phase_get(w, "", true)->l, &pinned));
+	tuner_plan_estimate(t, w, &uni.best, &uni.best_est);
+	for (k = 0; k < w->npools; k++) {
+		const struct tuner_pool *pool = &w->pools[k];
+		if (pool->phase[0] || pool->plan.top < 0 || pool->fresh.trials + pool->stale.trials == 0)
+			continue;
+		tuner_plan_estimate(t, w, &pool->plan, &e);
+		json_array_append_new(plans, json_pack("{s:o, s:b, s:f, s:f, s:i, s:I, s:f, s:s}", "config",
+						       tuner_plan_json(w, &pool->plan), "uniform", pool->uniform, "mean",
+						       e.mu, "std", e.sd, "trials", e.trials, "n",
+						       (json_int_t)(pool->fresh.steps + pool->stale.steps), "vs_best",
+						       e.mu / ch.best_est.mu, "status",
+						       tuner_plan_equal(w, &pool->plan, &ch.best) ? "best" : "measured"));
+	}
+	for (i = 0; i < w->nphases; i++) {
+		json_t *rejected;
+		if (!w->phases[i].name[0])
+			continue;
+		rejected = json_array();
+		for (k = 0; k < w->npools; k++) {
+			const struct tuner_pool *pool = &w->pools[k];
+			json_t *set;
+			if (pool->phase[0] || pool->uniform || pool->plan.top < 0 || pool->plan.over[i] < 0 ||
+			    pool->fresh.trials + pool->stale.trials == 0 || tuner_plan_equal(w, &pool->plan, &ch.best))
+				continue;
+			set = phase_setting(w, &pool->plan, i);
+			tuner_plan_estimate(t, w, &pool->plan, &e);
+			json_array_append_new(rejected, json_pack("{s:o, s:o, s:f, s:f, s:i, s:f}", "setting", set,
+								  "plan", tuner_plan_json(w, &pool->plan), "plan_mean",
+								  e.mu, "best_mean", ch.best_est.mu, "trials", e.trials,
+								  "vs_best", e.mu / ch.best_est.mu));
+		}
+		json_array_append_new(settings,
+				      json_pack("{s:s, s:o, s:f, s:f, s:o, s:o}", "phase", w->phases[i].name, "adopted",
+						phase_setting(w, &ch.best, i), "plan_mean", ch.best_est.mu,
+						"uniform_mean", uni.best_est.mu, "uniform_config",
+						tuner_plan_json(w, &uni.best), "rejected", rejected));
+	}
+	json_object_set_new(o, "plans", plans);
+	json_object_set_new(o, "phase_settings", settings);
+}
+
 static json_t *workload_detail(struct tuner *t, struct tuner_workload *w)
 {
 	json_t *o = workload_summary(t, w), *phases = json_array();
 	int i;
 
 	for (i = 0; i < w->nphases; i++)
-		if (w->phases[i].l->ntrials > 0)
+		if (w->phases[i].name[0] && w->phases[i].l->ntrials > 0)
 			json_array_append_new(phases, phase_best(t, w, &w->phases[i]));
 	json_object_set_new(o, "phases", phases);
 	json_object_set_new(o, "knobs", knobs_space_json(&w->sp));
@@ -365,6 +432,7 @@ static json_t *workload_detail(struct tuner *t, struct tuner_workload *w)
 	json_object_set_new(o, "candidates", json_integer(w->sp.ncand));
 	json_object_set_new(o, "tried", tried_list(w));
 	json_object_set_new(o, "predicted", predicted_list(t, w));
+	plans_view(t, w, o);
 	return o;
 }
 

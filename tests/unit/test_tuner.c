@@ -391,7 +391,7 @@ static void test_pools_bounded_and_read_back(void **state)
 	struct tuner_workload *w;
 	json_t *config, *before, *after, *e;
 	int64_t id;
-	size_t i;
+	size_t i, tried_pools = 0, plan_pools = 0, plan_entries = 0;
 	long pooled = 0, trials = 0;
 
 	open_all(f, true);
@@ -410,18 +410,34 @@ static void test_pools_bounded_and_read_back(void **state)
 	before = tuner_workload(f->t, "pooled", NULL, NULL);
 	assert_non_null(before);
 
-	/* One pool per phase and config tried, however many trials each holds. */
+	/*
+	 * One pool per phase and config tried, however many trials each holds;
+	 * whole-job plans with overrides are pooled apart (the view's "plans").
+	 */
 	for (w = f->t->workloads; w && strcmp(w->name, "pooled") != 0; w = w->next)
 		;
 	assert_non_null(w);
 	assert_true(tuner_phase_get(w, "", false)->drift_t > 0.0);   /* the premise: some evidence is stale */
-	assert_int_equal(w->npools, json_array_size(json_object_get(before, "tried")));
-	for (i = 0; i < w->npools; i++)
+	for (i = 0; i < w->npools; i++) {
+		if (w->pools[i].fresh.trials + w->pools[i].stale.trials == 0)
+			continue;
+		if (!w->pools[i].phase[0] && !w->pools[i].uniform)
+			plan_pools++;
+		else
+			tried_pools++;
 		pooled += w->pools[i].fresh.trials + w->pools[i].stale.trials;
+	}
+	assert_int_equal(tried_pools, json_array_size(json_object_get(before, "tried")));
 	json_array_foreach(json_object_get(before, "tried"), i, e)
 		trials += (long)json_integer_value(json_object_get(e, "trials"));
+	json_array_foreach(json_object_get(before, "plans"), i, e)
+		if (!json_is_true(json_object_get(e, "uniform"))) {
+			plan_entries++;
+			trials += (long)json_integer_value(json_object_get(e, "trials"));
+		}
+	assert_int_equal(plan_pools, plan_entries);
 	assert_int_equal(pooled, trials);
-	assert_true(trials > 2 * (long)w->npools);
+	assert_true(trials > 2 * (long)tried_pools);
 
 	/* The store's trials, pooled again at the reopen, teach the same. */
 	tuner_close(f->t);
@@ -442,6 +458,7 @@ static void test_pools_bounded_and_read_back(void **state)
 		assert_close(e, a, "predicted");   /* stale evidence counts less: a wrong split shows here */
 		assert_close(e, a, "predicted_std");
 	}
+	assert_true(json_equal(json_object_get(before, "plans"), json_object_get(after, "plans")));
 	json_decref(before);
 	json_decref(after);
 }
@@ -669,6 +686,207 @@ static void test_answer_cache_bounded(void **state)
 	free(big);
 }
 
+/* ---- per-phase plans: the three traps of a phase-blind or phase-greedy tuner ---- */
+
+/*
+ * A job of two phases as the client runs it: each step runs the top level's
+ * intra-op threads, each phase its override, the static inter-op threads
+ * throughout; the step time is the phases' times plus what the model adds
+ * outside them (switching costs).  Reports step_time_s, samples_per_s and
+ * phase_time_s per step, as the client does.
+ */
+struct phase_model {
+	double (*phase)(int phase, long inter, long intra);   /* seconds of phase 0 or 1 */
+	double outside_per_switch;                            /* seconds per thread switch in a step */
+	double noise;                                         /* relative, per step */
+};
+
+static const char *const model_phases[2] = {"fork", "seq"};
+
+struct model_run {
+	long steps;
+	long on[8];            /* steps per effective (inter-1)*4 + (fork-1)*2 + (seq-1) */
+	double value_sum;      /* sum of steps/s */
+};
+
+static long phase_threads(const json_t *config, const char *phase)
+{
+	json_t *o = json_object_get(json_object_get(config, "phases"), phase);
+
+	return json_object_get(o, "intra_threads") ? knob(o, "intra_threads") : knob(config, "intra_threads");
+}
+
+static json_t *run_model_job(struct fixture *f, int64_t id, json_t *config, const struct phase_model *m,
+			     int steps, int batch, double t0, struct model_run *out)
+{
+	struct sample *s = calloc((size_t)batch * 4, sizeof(*s));
+	unsigned seed = (unsigned)id * 7919u + 17u;
+	double t = t0;
+	int done = 0, i, k;
+
+	memset(out, 0, sizeof(*out));
+	while (done < steps) {
+		json_t *next;
+		size_t ns = 0;
+		for (i = 0; i < batch; i++) {
+			long inter = knob(config, "interop_threads"), top = knob(config, "intra_threads");
+			long th[2] = {phase_threads(config, "fork"), phase_threads(config, "seq")};
+			double step = 0.0, pt[2];
+			int switches = (th[0] != top) * 2 + (th[1] != top) * 2;
+			for (k = 0; k < 2; k++) {
+				pt[k] = m->phase(k, inter, th[k]) * (1.0 + noise(&seed, m->noise));
+				step += pt[k];
+			}
+			step += m->outside_per_switch * switches;
+			t += step;
+			for (k = 0; k < 2; k++)
+				s[ns++] = (struct sample){.job_id = id, .t = t, .name = "phase_time_s", .value = pt[k],
+							  .phase = model_phases[k]};
+			s[ns++] = (struct sample){.job_id = id, .t = t, .name = "step_time_s", .value = step};
+			s[ns++] = (struct sample){.job_id = id, .t = t, .name = "samples_per_s", .value = 16.0 / step};
+			out->on[(inter - 1) * 4 + (th[0] - 1) * 2 + (th[1] - 1)]++;
+			out->value_sum += 1.0 / step;
+			out->steps++;
+		}
+		done += batch;
+		next = tuner_job_observe(f->t, id, s, ns, config);
+		assert_non_null(next);
+		json_decref(config);
+		config = next;
+	}
+	free(s);
+	return config;
+}
+
+#define PHASE_KNOBS "{\"intra_threads\":{\"values\":[1,2]},\"interop_threads\":{\"values\":[1,2]}}"
+
+/*
+ * The issue's job: a forked ensemble phase that wants 2 inter-op threads
+ * with 1 intra-op thread each, then a sequential phase that wants 2
+ * intra-op threads.  Every uniform setting with 2 inter-op threads loses to
+ * 1 inter-op x 2 intra-op (0.29 s a step); the per-phase plan (inter-op 2,
+ * fork 1, seq 2) wins (0.225 s + switching).
+ */
+static double fork_seq(int phase, long inter, long intra)
+{
+	if (phase == 0)
+		return inter == 1 ? (intra == 1 ? 0.20 : 0.16) : (intra == 1 ? 0.09 : 0.18);
+	return (intra == 1 ? 0.20 : 0.13) + (inter == 2 ? 0.005 : 0.0);
+}
+
+static void test_static_knob_judged_with_its_phase_settings(void **state)
+{
+	struct fixture *f = *state;
+	struct phase_model m = {.phase = fork_seq, .outside_per_switch = 0.002, .noise = 0.03};
+	struct model_run r;
+	json_t *config, *view, *best;
+	int64_t id;
+	int job;
+
+	open_all(f, false);
+	for (job = 1; job <= 8; job++) {
+		config = start_job(f, "forkseq", NULL, NULL, PHASE_KNOBS, &id);
+		config = run_model_job(f, id, config, &m, 150, 3, 1000.0 * job, &r);
+		tuner_job_end(f->t, id);
+		json_decref(config);
+		if (job >= 6) {
+			/* inter-op 2, fork on 1 thread, seq on 2: index 4 + 0 + 1 */
+			long on_best = r.on[5];
+			if (on_best < r.steps * 85 / 100)
+				fail_msg("job %d: %ld of %ld steps on the per-phase best", job, on_best, r.steps);
+		}
+	}
+	view = tuner_workload(f->t, "forkseq", NULL, NULL);
+	best = json_object_get(json_object_get(view, "best"), "config");
+	assert_int_equal(knob(best, "interop_threads"), 2);
+	assert_int_equal(phase_threads(best, "fork"), 1);
+	assert_int_equal(phase_threads(best, "seq"), 2);
+	json_decref(view);
+}
+
+/*
+ * Phase "fork" runs a little faster on 1 thread (0.10 s against 0.11) but
+ * every switch of the thread count costs 0.02 s outside the phases: the
+ * whole job is slower with the override (0.10 + 0.10 + 0.08 against 0.21).
+ * A tuner that adopts overrides by their phase's time alone takes it.
+ */
+static double override_trap(int phase, long inter, long intra)
+{
+	(void)inter;
+	if (phase == 0)
+		return intra == 1 ? 0.10 : 0.11;
+	return intra == 1 ? 0.20 : 0.10;
+}
+
+static void test_override_needs_the_whole_job(void **state)
+{
+	struct fixture *f = *state;
+	struct phase_model m = {.phase = override_trap, .outside_per_switch = 0.02, .noise = 0.02};
+	struct model_run r;
+	json_t *config, *view, *e, *settings, *fork = NULL;
+	int64_t id;
+	size_t i;
+	int job;
+
+	open_all(f, false);
+	for (job = 1; job <= 6; job++) {
+		config = start_job(f, "trap", NULL, NULL, "{\"intra_threads\":{\"values\":[1,2]},"
+					      "\"interop_threads\":{\"values\":[1]}}", &id);
+		config = run_model_job(f, id, config, &m, 150, 3, 1000.0 * job, &r);
+		tuner_job_end(f->t, id);
+		json_decref(config);
+	}
+	/* The last job ran uniform 2 threads (index 3) nearly throughout. */
+	if (r.on[3] < r.steps * 85 / 100)
+		fail_msg("last job: %ld of %ld steps on uniform 2 threads", r.on[3], r.steps);
+	view = tuner_workload(f->t, "trap", NULL, NULL);
+	assert_null(json_object_get(json_object_get(json_object_get(view, "best"), "config"), "phases"));
+	/* The override was measured, rejected, and the evidence is shown. */
+	settings = json_object_get(view, "phase_settings");
+	json_array_foreach(settings, i, e)
+		if (strcmp(json_string_value(json_object_get(e, "phase")), "fork") == 0)
+			fork = e;
+	assert_non_null(fork);
+	assert_true(json_is_null(json_object_get(fork, "adopted")));
+	assert_true(json_array_size(json_object_get(fork, "rejected")) >= 1);
+	e = json_array_get(json_object_get(fork, "rejected"), 0);
+	assert_true(json_number_value(json_object_get(e, "vs_best")) < 1.0);
+	json_decref(view);
+}
+
+/* One phase; 1 thread runs 28% slower than 2, with noisy steps (a full trial would take ~30). */
+static double losing(int phase, long inter, long intra)
+{
+	(void)inter;
+	return phase == 0 ? 0.0 : (intra == 1 ? 1.0 / 2.3 : 1.0 / 3.2);
+}
+
+static void test_losing_trial_cut_short(void **state)
+{
+	struct fixture *f = *state;
+	struct phase_model m = {.phase = losing, .outside_per_switch = 0.0, .noise = 0.15};
+	struct model_run r;
+	struct tuner_job *j;
+	json_t *config;
+	int64_t id;
+
+	open_all(f, false);
+	config = start_job(f, "loser", NULL, NULL, "{\"intra_threads\":{\"values\":[1,2]},"
+				     "\"interop_threads\":{\"values\":[1]}}", &id);
+	assert_int_equal(knob(config, "intra_threads"), 2);   /* the prior: the physical cores allowed */
+	config = run_model_job(f, id, config, &m, 120, 1, 100.0, &r);
+	/* 1 thread: dropped warm-up steps, three measured, a step of reply lag. */
+	if (r.on[0] > 8)
+		fail_msg("%ld of %ld steps on the losing config", r.on[0], r.steps);
+	for (j = f->t->jobs; j && j->id != id; j = j->next)
+		;
+	assert_non_null(j);
+	assert_true(j->cut_trials >= 1);
+	assert_true(j->explore_cost <= topt.explore_share * (double)j->steps + 2.0);
+	tuner_job_end(f->t, id);
+	json_decref(config);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -686,6 +904,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_answer_cache_same_as_fresh, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_cache_invalidated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_cache_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_knob_judged_with_its_phase_settings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_override_needs_the_whole_job, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_losing_trial_cut_short, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
