@@ -384,13 +384,22 @@ static void group_plans(struct tuner_workload *w, const struct plan_group *g, st
 	int c, i, top = ph0 ? learner_best(ph0->l, &g->f) : -1;
 
 	for (c = 0; c < w->sp.ncand; c++) {
+		bool owned = c == top;
 		if (!knobs_filter_pass(&w->sp, &g->f, c))
 			continue;
 		tuner_plan_uniform(&p, c);
 		ranking_add(w, r, &p);
-		for (i = 0; i < w->nphases; i++)
+		/*
+		 * Every phase at its best, under a top level that is the best
+		 * uniform one or some phase's best: a top no phase wants only adds
+		 * switches (it still runs the time outside the phases).
+		 */
+		for (i = 0; i < w->nphases; i++) {
 			p.over[i] = g->best[i];
-		ranking_add(w, r, &p);
+			owned = owned || g->best[i] == c;
+		}
+		if (owned)
+			ranking_add(w, r, &p);
 	}
 	for (i = 0; top >= 0 && i < w->nphases; i++) {
 		int j;

@@ -75,6 +75,28 @@ static int plans_measured(const struct tuner_workload *w)
 	return n;
 }
 
+/* A plan in words: "intra_threads=2,interop_threads=2; in fork intra_threads=1". */
+static void plan_words(const struct tuner_workload *w, const struct tuner_plan *p, const json_t *config, char *buf,
+		       size_t len)
+{
+	const char *phase, *knob;
+	json_t *over, *v;
+	size_t used;
+
+	knobs_config_text(&w->sp, p->top, buf, len);
+	json_object_foreach(json_object_get(config, "phases"), phase, over) {
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "; in %s", phase);
+		json_object_foreach(over, knob, v) {
+			used = strlen(buf);
+			if (json_is_string(v))
+				snprintf(buf + used, len - used, " %s=%s", knob, json_string_value(v));
+			else
+				snprintf(buf + used, len - used, " %s=%" JSON_INTEGER_FORMAT, knob, json_integer_value(v));
+		}
+	}
+}
+
 static json_t *recommend_learned(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph0)
 {
 	struct tuner_plan_choice ch;
@@ -82,7 +104,7 @@ static json_t *recommend_learned(struct tuner *t, struct tuner_workload *w, stru
 	struct tuner_plan_est d;
 	struct knob_filter f;
 	double gain;
-	char text[200], dtext[200], line[1024], *ptext;
+	char text[400], dtext[200], line[1024];
 	json_t *config;
 
 	node_filter(t, w, &w->sp, &f);
@@ -92,9 +114,7 @@ static json_t *recommend_learned(struct tuner *t, struct tuner_workload *w, stru
 	tuner_plan_estimate(t, w, &dflt, &d);
 	gain = d.mu > 0.0 ? ch.best_est.mu / d.mu - 1.0 : NAN;
 	config = tuner_plan_json(w, &ch.best);
-	ptext = json_dumps(config, JSON_COMPACT | JSON_SORT_KEYS);
-	snprintf(text, sizeof(text), "%s", ptext ? ptext : "");
-	free(ptext);
+	plan_words(w, &ch.best, config, text, sizeof(text));
 	knobs_config_text(&w->sp, dflt.top, dtext, sizeof(dtext));
 	snprintf(line, sizeof(line), "best of %d plans measured in %d whole-job trials of this workload: %s gives %.4g %s (+- %.2g)",
 		 plans_measured(w), ph0->l->ntrials + plan_trials(w), text, ch.best_est.mu, unit_of(w->objective),

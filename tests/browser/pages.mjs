@@ -184,6 +184,25 @@ await withDaemon(tap, async (d) => {
 			tap.ok(surf.points >= 1 && surf.canvas, 'the learned surface is drawn', surf);
 		else
 			tap.skip('the learned surface is drawn', w ? 'nothing measured' : 'no workloads API');
+
+		/* Per phase, what the best whole-job plan runs there and its evidence, as the API says. */
+		const settings = (w && w.phase_settings) || [];
+		if (settings.length) {
+			const shown = await page.evaluate(() => [...document.querySelectorAll('.card')]
+				.filter((c) => /Per-phase settings/.test(c.textContent))
+				.map((c) => [...c.querySelectorAll('tbody tr')].map((r) => r.textContent)));
+			const rows = shown[0] || [];
+			tap.ok(rows.length === settings.length && settings.every((s) => rows.some((r) => r.startsWith(s.phase) && /with it|job-wide/.test(r))),
+				'the workload page shows each phase\'s adopted setting with whole-job evidence', { rows, settings });
+			const plans = await page.evaluate(() => [...document.querySelectorAll('.card')]
+				.filter((c) => /Whole-job plans measured/.test(c.textContent))
+				.map((c) => c.querySelectorAll('tbody tr').length));
+			tap.equal(plans[0], (w.plans || []).length, 'the workload page lists every whole-job plan measured');
+			await screenshot(page, 'workload-phases');
+		} else {
+			tap.skip('the workload page shows each phase\'s adopted setting with whole-job evidence', 'no phase measured');
+			tap.skip('the workload page lists every whole-job plan measured', 'no phase measured');
+		}
 	} finally {
 		await b.close();
 	}

@@ -184,6 +184,46 @@ function aboutCard(w) {
 	]));
 }
 
+/* The ratio a/b as a signed percentage ("+12%"), or '–'. */
+function versus(a, b) {
+	const d = Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b - 1 : NaN;
+	return Number.isFinite(d) ? (d > 0 ? '+' : '') + fmt.pct(d) : '–';
+}
+
+/*
+ * Per phase: the setting the best plan runs there and the ones rejected, each
+ * with its whole-job evidence (a phase's own time never decides alone).
+ */
+function phaseSettingsCard(w) {
+	const rows = (w.phase_settings || []).filter(Boolean);
+	if (!rows.length)
+		return null;
+	const rejected = (s) => (s.rejected || []).map((r) =>
+		`${fmt.config(obj(r.setting))}: whole job ${fmt.num(r.plan_mean)} (${versus(r.plan_mean, r.best_mean)} vs best, ${r.trials} trials)`);
+	return card('Per-phase settings', table([
+		{ label: 'Phase', cell: (s) => s.phase },
+		{ label: 'Adopted', wrap: true, cell: (s) => (s.adopted ? fmt.config(obj(s.adopted)) : 'the job-wide setting') },
+		{ label: 'Whole-job evidence', wrap: true, cell: (s) => (s.adopted
+			? `${fmt.num(s.plan_mean)} with it, ${fmt.num(s.uniform_mean)} without (${configText(obj(s.uniform_config))}): ${versus(s.plan_mean, s.uniform_mean)}`
+			: `the best plan runs it at the job-wide setting (${fmt.num(s.plan_mean)})`) },
+		{ label: 'Rejected', wrap: true, cell: (s) => (rejected(s).length ? h('ul', { class: 'plain' }, rejected(s).map((t) => h('li', {}, t))) : '–') },
+	], rows), h('p', { class: 'chart-note' }, 'A per-phase setting is adopted only when the whole job, measured with it, beats the best plan without it; a rejected one stays measured and is not proposed again.'));
+}
+
+/* Every whole-job plan measured: static knobs and per-phase settings together. */
+function plansCard(w) {
+	const rows = (w.plans || []).filter(Boolean).sort((a, b) => (b.mean || 0) - (a.mean || 0));
+	if (!rows.length)
+		return null;
+	return card('Whole-job plans measured', table([
+		{ label: 'Plan', wrap: true, cell: (p) => configText(obj(p.config)) },
+		{ label: 'Mean', num: true, cell: (p) => fmt.num(p.mean) },
+		{ label: '± std', num: true, cell: (p) => fmt.num(p.std) },
+		{ label: 'Trials', num: true, cell: (p) => fmt.num(p.trials) },
+		{ label: 'vs best', num: true, cell: (p) => versus(p.mean, p.mean / p.vs_best) },
+	], rows, (p) => (p.status === 'best' ? 'best' : null)));
+}
+
 function surfaceCard(title, el) {
 	return card(title, el, h('p', { class: 'chart-note' }, 'Points: the measured mean of each tried config, bars ± one standard deviation;'
 		+ ' dashed: the model; circle: the best; diamond: the topology default.'));
@@ -240,7 +280,7 @@ class WorkloadView {
 		const bestKeys = new Set([obj(w.best), ...(w.phases || [])].filter((b) => b && b.config)
 			.map((b) => (b.phase || '') + fmt.configKey(obj(b.config))));
 		replace(this.recBox, recommendation(rec, this.name, vq));
-		replace(this.tableBox, tried.length ? card('Tried configs', pointsTable(tried, bestKeys),
+		replace(this.tableBox, phaseSettingsCard(w), plansCard(w), tried.length ? card('Tried configs', pointsTable(tried, bestKeys),
 			h('p', { class: 'chart-note' }, 'Bold: the best of each phase.')) : null, variants(this.name, w), aboutCard(w));
 	}
 
