@@ -503,6 +503,7 @@ static void job_set_plan(struct tuner_job *j, const struct tuner_plan *p, bool p
 	j->plan_pool = tuner_plan_pool(j->w, p);
 	j->pending = pending && j->plan_pool >= 0;
 	j->pending_steps = j->steps;
+	j->far_below = 0;
 }
 
 /* Notes the best measured plan of a choice, what exploration is measured against. */
@@ -645,10 +646,30 @@ static void phase_step(struct tuner_job *j, struct tuner_job_phase *jp, int cand
 			    first && j->steps <= TRIAL_WARMUP_START ? TRIAL_WARMUP_START : TRIAL_WARMUP_SWITCH,
 			    proposal ? 0 : TRIAL_LONG_STEPS);
 	}
+	/* Far below the best even while warming up: a plan that makes a step take several times as long. */
+	if (whole && proposal && cand != j->inc_pool && j->inc_value > 0.0)
+		j->far_below = value < TRIAL_CUT_FAR * j->inc_value ? j->far_below + 1 : 0;
 	if (trial_step(&jp->acc, ts, value)) {
 		trial_record(j, jp->name, &jp->acc, wl);
 		if (whole && proposal)
 			j->pending = false;
+		trial_begin(&jp->acc, cand, 0, TRIAL_LONG_STEPS);
+	} else if (whole && proposal && cand != j->inc_pool && j->far_below >= TRIAL_CUT_FAR_STEPS) {
+		/* Nothing measured to learn from yet (warm-up): the plan is remembered as what it cost. */
+		if (jp->acc.n < 2) {
+			struct trial_acc far = jp->acc;
+			far.n = 2;
+			far.mean = value;
+			far.m2 = 0.0;
+			far.t_start = far.t_start > 0.0 ? far.t_start : ts;
+			far.t_end = ts;
+			trial_record(j, jp->name, &far, wl);
+		} else {
+			trial_record(j, jp->name, &jp->acc, wl);
+		}
+		j->pending = false;
+		j->cut_trials++;
+		j->far_below = 0;
 		trial_begin(&jp->acc, cand, 0, TRIAL_LONG_STEPS);
 	} else if (whole && proposal && cand != j->inc_pool && trial_clearly_below(&jp->acc, j->inc_value)) {
 		trial_record(j, jp->name, &jp->acc, wl);

@@ -106,6 +106,7 @@ struct tuner_job {
 	long explore_steps;           /* of which on plans other than the best measured */
 	double explore_cost;          /* what they cost: the sum of (1 - value / best value), per step */
 	long cut_trials;              /* proposals cut short as clearly worse */
+	int far_below;                /* consecutive steps of the proposal far below the best */
 	bool has_sps;                 /* reports samples_per_s (step_time_s is then ignored) */
 	bool has_loss;
 	double last_loss, last_loss_t;

@@ -335,9 +335,19 @@ struct plan_ranking {
 
 static void ranking_add(const struct tuner_workload *w, struct plan_ranking *r, struct tuner_plan *p)
 {
-	int i;
+	int i, same = -2;
 
 	plan_normalize(w, p);
+	/*
+	 * Every phase overridden to one candidate: its uniform plan runs the
+	 * same phases without switching threads twice per phase and step
+	 * (which costs milliseconds with OpenMP and OpenBLAS).
+	 */
+	for (i = 0; i < w->nphases && same != -1; i++)
+		if (w->phases[i].name[0])
+			same = same == -2 || same == p->over[i] ? p->over[i] : -1;
+	if (same >= 0)
+		tuner_plan_uniform(p, same);
 	for (i = 0; i < r->n; i++)
 		if (tuner_plan_equal(w, &r->plans[i], p))
 			return;

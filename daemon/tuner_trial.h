@@ -14,12 +14,14 @@
 #define TRIAL_WARMUP_START 3    /* steps dropped at a job's start (allocation, JIT, page faults) */
 #define TRIAL_WARMUP_SWITCH 2   /* steps dropped after a config switch */
 #define TRIAL_MIN_STEPS 5       /* measured steps before a trial may complete */
-#define TRIAL_MAX_STEPS 40      /* a trial completes after this many, however noisy */
+#define TRIAL_MAX_STEPS 12      /* a trial completes after this many, however noisy (a job is seconds of steps) */
 #define TRIAL_REL_SE 0.015      /* ... or once its standard error is this share of its mean */
 #define TRIAL_LONG_STEPS 200    /* a trial of the config a job settled on: one row per this many steps */
 #define TRIAL_CUT_MIN_STEPS 3   /* measured steps before a losing proposal may be cut short */
 #define TRIAL_CUT_Z 2.0         /* ... when its mean is this many standard errors ... */
 #define TRIAL_CUT_MARGIN 0.03   /* ... below this share under the best value */
+#define TRIAL_CUT_FAR 0.5       /* a step below this share of the best value is far below it ... */
+#define TRIAL_CUT_FAR_STEPS 2   /* ... and this many in a row, warm-up included, end a proposal */
 
 struct trial_acc {
 	int cand;          /* the candidate measured; -1 when none */

@@ -33,9 +33,9 @@ SRCDIR = os.path.abspath(os.path.join(HERE, "..", ".."))
 PYTHON = "/usr/bin/python3"
 JOB = os.path.join(HERE, "e2e_job.py")
 
-# Phases and steps per job (about 6 s of work each on a 2-CPU machine).
+# Phases and steps per job (about 6-10 s of work each on a 2-CPU machine).
 WORKLOADS = {
-    "branches": (["fork", "seq"], 90),
+    "branches": (["fork", "seq"], 40),
     "datacompute": (["data", "compute"], 70),
     "single": (["forward"], 90),
     "train": (["forward", "backward"], 160),
@@ -90,14 +90,14 @@ class Daemon:
 
 
 def plans(phases):
-    """Every (inter, top intra, {phase: intra}) of the grid; the uniform ones first."""
+    """Every (inter, top intra, {phase: intra}) of the grid: the top level is a choice of its own."""
     out = []
     for inter in INTER:
-        for combo in itertools.product(INTRA, repeat=len(phases)):
-            # The top level runs the first phase's count; the others override where they differ.
-            top = combo[0]
-            over = {p: c for p, c in zip(phases, combo) if c != top}
-            out.append((inter, top, over))
+        for top in INTRA:
+            for combo in itertools.product(INTRA, repeat=len(phases)):
+                plan = (inter, top, {p: c for p, c in zip(phases, combo) if c != top})
+                if plan not in out:
+                    out.append(plan)
     return out
 
 
@@ -108,15 +108,19 @@ def label(inter, top, over):
     return text
 
 
-def sweep(name, phases, steps, reps, rng):
-    """Median steps/s of every per-phase combination, runs interleaved."""
+def sweep(binary, name, phases, steps, reps, rng):
+    """Median steps/s of every per-phase combination, runs interleaved, through the client."""
     grid = plans(phases)
     order = [g for g in grid for _ in range(reps)]
     rng.shuffle(order)
     vals = {}
-    for inter, top, over in order:
-        r = run_job([name, steps, "fixed", inter, top] + ["%s=%d" % kv for kv in sorted(over.items())])
-        vals.setdefault((inter, top, tuple(sorted(over.items()))), []).append(r["steps_per_s"])
+    d = Daemon(binary)
+    try:
+        for inter, top, over in order:
+            r = run_job([name, steps, d.url, "fixed", inter, top] + ["%s=%d" % kv for kv in sorted(over.items())])
+            vals.setdefault((inter, top, tuple(sorted(over.items()))), []).append(r["steps_per_s"])
+    finally:
+        d.stop()
     return {k: statistics.median(v) for k, v in vals.items()}, vals
 
 
@@ -125,7 +129,7 @@ def tuned(binary, name, steps, jobs):
     out = []
     try:
         for k in range(jobs):
-            r = run_job([name, steps, "dlprof", d.url])
+            r = run_job([name, steps, d.url, "dlprof"])
             cfgs = r["configs"]
             final = cfgs[-1] if cfgs else None
             explore = sum(1 for c in cfgs if c != final) / max(1, len(cfgs))
@@ -205,7 +209,7 @@ def main():
         phases, steps = WORKLOADS[name]
         steps = max(20, int(steps * args.steps_scale))
         log("%s: sweeping %d settings x %d runs" % (name, len(plans(phases)), args.reps))
-        med, runs = sweep(name, phases, steps, args.reps, rng)
+        med, runs = sweep(os.path.abspath(args.daemon), name, phases, steps, args.reps, rng)
         log("%s: dlprofd jobs 1..%d" % (name, args.jobs))
         jobs, view = tuned(os.path.abspath(args.daemon), name, steps, args.jobs)
         results["workloads"][name] = {

@@ -1,18 +1,20 @@
 #!/usr/bin/python3
 """One real PyTorch job of the end-to-end tuning benchmark (see e2e.py).
 
-Runs a workload of named phases for a number of steps, either under a fixed
-setting (inter-op threads, intra-op threads, per-phase intra-op overrides,
-switched on entering and leaving each phase the way the dlprof client does)
-or under dlprofd through the dlprof client, and prints one JSON line: the
-steps/s measured after the warm-up steps, and per step the config it ran.
+Runs a workload of named phases for a number of steps through the dlprof
+client, either under a fixed setting (the knobs declared with one value
+each, so the daemon has no choice; per-phase intra-op overrides switched on
+entering and leaving each phase the way the client does) or tuned by
+dlprofd, and prints one JSON line: the steps/s measured after the warm-up
+steps, and per step the config it ran.  Both pay the client's and the
+daemon's overhead alike.
 
-  e2e_job.py WORKLOAD STEPS fixed INTER INTRA [PHASE=INTRA ...]
-  e2e_job.py WORKLOAD STEPS dlprof URL
+  e2e_job.py WORKLOAD STEPS URL fixed INTER INTRA [PHASE=INTRA ...]
+  e2e_job.py WORKLOAD STEPS URL dlprof
 
 The workloads are phase structures of our own design:
-  branches     a forked ensemble (TorchScript, torch.jit.fork) next to a
-               sequential LSTM: per-phase settings matter
+  branches     a forked ensemble of small layers (TorchScript, torch.jit.fork)
+               next to dense sequential layers: per-phase settings matter
   datacompute  a data phase of many small tensor ops, then a dense compute phase
   single       one dominant phase (a CNN forward), per-phase settings cannot matter
   train        a training loop (forward with loss, backward with the optimizer step)
@@ -53,17 +55,21 @@ def build(torch, name):
                 y4 = self.b4(x)
                 return torch.jit.wait(f1) + torch.jit.wait(f2) + torch.jit.wait(f3) + y4
 
+        # Many small ops in forked branches (one thread each does best), then dense layers (all threads).
         ens = torch.jit.script(Ensemble()).eval()
-        lstm = torch.nn.LSTM(256, 512, num_layers=2, batch_first=True).eval()
+        mats = [torch.randn(1536, 1536) for _ in range(3)]
         xe = torch.randn(8, 256)
-        xs = torch.randn(32, 20, 256)
+        xs = torch.randn(512, 1536)
 
         def run(phase):
             with torch.no_grad():
                 if phase == "fork":
-                    ens(xe)
+                    for _ in range(40):
+                        ens(xe)
                 else:
-                    lstm(xs)
+                    x = xs
+                    for m in mats:
+                        x = torch.relu(x @ m)
         return ["fork", "seq"], run
 
     if name == "datacompute":
@@ -121,44 +127,39 @@ def build(torch, name):
 
 
 def main():
-    name, steps, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    name, steps, url, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     import torch
-    configs, loss = [], None
+    import dlprof
+    over = {}
     if mode == "fixed":
-        inter, intra = int(sys.argv[4]), int(sys.argv[5])
-        over = {k: int(v) for k, v in (a.split("=") for a in sys.argv[6:])}
-        torch.set_num_interop_threads(inter)
-        torch.set_num_threads(intra)
+        inter, intra = int(sys.argv[5]), int(sys.argv[6])
+        over = {k: int(v) for k, v in (a.split("=") for a in sys.argv[7:])}
+        workload = "e2e-fixed-" + name
+        knobs = {"intra_threads": {"values": [intra]}, "interop_threads": {"values": [inter]}}
+    else:
+        workload = "e2e-" + name
+        knobs = KNOBS
+    configs, loss = [], None
+    with dlprof.session(workload=workload, url=url, knobs=knobs, interval=0.5) as s:
         phases, run = build(torch, name)
         t0 = None
         for i in range(steps + WARMUP):
             if i == WARMUP:
                 t0 = time.perf_counter()
             for ph in phases:
-                if ph in over:
-                    torch.set_num_threads(over[ph])
-                r = run(ph)
-                if ph in over:
-                    torch.set_num_threads(intra)
+                with s.phase(ph):
+                    if ph in over:
+                        torch.set_num_threads(over[ph])
+                    r = run(ph)
+                    if ph in over:
+                        torch.set_num_threads(intra)
+                    if isinstance(r, float):
+                        loss = r
+            configs.append(json.dumps(s.config, sort_keys=True))
+            s.step(samples=1, loss=loss)
         dt = time.perf_counter() - t0
-    else:
-        import dlprof
-        with dlprof.session(workload="e2e-" + name, url=sys.argv[4], knobs=KNOBS, interval=0.5) as s:
-            phases, run = build(torch, name)
-            t0 = None
-            for i in range(steps + WARMUP):
-                if i == WARMUP:
-                    t0 = time.perf_counter()
-                for ph in phases:
-                    with s.phase(ph):
-                        r = run(ph)
-                        if isinstance(r, float):
-                            loss = r
-                configs.append(json.dumps(s.config, sort_keys=True))
-                s.step(samples=1, loss=loss)
-            dt = time.perf_counter() - t0
-            configs = configs[WARMUP:]
-    print(json.dumps({"steps_per_s": steps / dt, "configs": configs, "interop": torch.get_num_interop_threads()}))
+    print(json.dumps({"steps_per_s": steps / dt, "configs": configs[WARMUP:],
+                      "interop": torch.get_num_interop_threads()}))
 
 
 if __name__ == "__main__":
