@@ -84,7 +84,7 @@ static const struct key keys[] = {
 	{"queue_limit", KEY_LONG, OFF(queue_limit), "4096", 1, 1048576, NULL, false,
 	 "write operations queued before ingest answers 503"},
 	{"explore_share", KEY_DOUBLE, OFF(explore_share), "0.10", 0, 1, NULL, false,
-	 "largest share of a job's steps on configs not believed best"},
+	 "exploration costs a job at most this share of its steps' worth (and, once confident, of its steps)"},
 	{"gain_threshold", KEY_DOUBLE, OFF(gain_threshold), "0.01", 0, 1, NULL, false,
 	 "exploration stops when the expected gain is below this"},
 	{"proc_root", KEY_STRING, OFF(proc_root), "/proc", 0, 0, NULL, false,

@@ -216,6 +216,9 @@ def main():
             "sweep": {json.dumps(list(k)): v for k, v in med.items()},
             "runs": {json.dumps(list(k)): v for k, v in runs.items()},
             "tuned": jobs, "view": {k: view.get(k) for k in ("best", "plans", "phase_settings")}}
+        if args.json:   # after each workload: a run cut short keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
     text = section(results)
     print(text)
     if args.out:
