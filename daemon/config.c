@@ -223,6 +223,8 @@ static int config_set(struct config *cfg, const struct key *k, const char *value
 	char *base = (char *)cfg;
 	double num;
 
+	if (k->offset == OFF(socket_path))
+		cfg->socket_given = true;   /* config_defaults() takes it back */
 	switch (k->type) {
 	case KEY_LISTEN:
 		return set_listen(cfg, value, append, o);
@@ -262,6 +264,7 @@ static struct config *config_defaults(void)
 			return NULL;
 		}
 	}
+	cfg->socket_given = false;
 	return cfg;
 }
 
