@@ -1,6 +1,6 @@
 /*
  * Logging to stderr with syslog priority prefixes ("<3>" ...), so that
- * journald keeps each line's level.  Modelled on OpenBSD daemons' log.c:
+ * journald keeps each line's level; on a terminal, without them.  Modelled on OpenBSD daemons' log.c:
  * log_warn() appends strerror(errno), log_warnx() does not.  Thread-safe:
  * each line is formatted into one buffer and written with one write(2).
  */

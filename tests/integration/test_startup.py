@@ -7,11 +7,14 @@
    empty /run when root; directly when /run/dlprofd cannot be written.
 2. A socket the configuration names (flag or file) is still required: the
    daemon refuses to start without it and says which path failed.
+3. ``dlprofd -n`` on a terminal prints its messages without the syslog
+   "<3>" prefixes journald wants; through a pipe they stay.
 
 TAP output.
 """
 
 import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -107,6 +110,48 @@ def _():
         assert missing in str(exc) and "cannot start" in str(exc), str(exc)
     finally:
         shutil.rmtree(os.path.dirname(os.path.dirname(missing)), ignore_errors=True)
+
+
+def check_config_output(on_tty):
+    """dlprofd -n with two bad values; its stderr as text."""
+    cmd = [DAEMON, "-n", "--config", "/dev/null", "--interval", "never", "--log-level", "loud"]
+    if not on_tty:
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
+        return p.returncode, p.stderr.decode()
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:   # EIO: the terminal's other side closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return p.wait(timeout=30), b"".join(chunks).decode().replace("\r\n", "\n")
+    finally:
+        os.close(master)
+
+
+@tap.test("dlprofd -n on a terminal: the errors without syslog <N> prefixes")
+def _():
+    rc, err = check_config_output(on_tty=True)
+    assert rc == 2, (rc, err)
+    lines = [x for x in err.splitlines() if x]
+    assert any("--interval" in x and "never" in x for x in lines), err
+    assert any("log_level" in x or "log-level" in x for x in lines), err
+    assert not [x for x in lines if x[:1] == "<" and x[2:3] == ">"], err
+
+
+@tap.test("dlprofd -n through a pipe (journald): each line keeps its <3> prefix")
+def _():
+    rc, err = check_config_output(on_tty=False)
+    assert rc == 2, (rc, err)
+    lines = [x for x in err.splitlines() if x]
+    assert lines and all(x.startswith("<3>") for x in lines), err
 
 
 tap.done()
