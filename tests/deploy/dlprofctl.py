@@ -102,6 +102,15 @@ with Daemon() as d:
         expect(ctl("status", env={"DLPROF_SOCKET": d.socket_path}), EXIT_OK)
         expect(ctl("status", env={"DLPROF_URL": d.url}), EXIT_OK)
 
+    @tap.test("jobs --all with no jobs says 'no jobs'")
+    def _():
+        def none():
+            return not d.get("/api/v1/jobs?state=all")[2]["jobs"]
+        # Discovery may find another suite's Slurm job: only an empty daemon decides.
+        if none():
+            out, _ = expect(ctl(*tcp, "jobs", "--all"), EXIT_OK)
+            assert out.strip() == "no jobs" or not none(), out
+
     job = d.register("ctl-test", params={"batch": 8}, external_id="slurm:4242")
     jid = job["id"]
 
