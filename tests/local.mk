@@ -42,6 +42,8 @@ TESTS += tests/integration/test_allocator.py
 EXTRA_DIST += tests/integration/test_allocator.py
 TESTS += tests/integration/test_startup.py
 EXTRA_DIST += tests/integration/test_startup.py
+TESTS += tests/integration/test_prometheus.py
+EXTRA_DIST += tests/integration/test_prometheus.py
 
 # Suites that scripts/test also runs against the release build (jemalloc).
 RELEASE_TESTS = tests/integration/test_api.py tests/integration/test_allocator.py $(RELIABILITY_RELEASE_TESTS)
