@@ -100,7 +100,12 @@ EXTRA_DIST += \
 	debian/rules \
 	debian/source/format \
 	debian/dlprofd.sysusers \
-	debian/dlprofd.postrm
+	debian/dlprofd.postrm \
+	debian/python3-dlprof.install
+
+# python3-dlprof built from debian/, installed, and imported by a job.
+TESTS += tests/deploy/python_deb.py
+EXTRA_DIST += tests/deploy/python_deb.py
 
 deb: dist-gzip
 	rm -rf deb-build && $(MKDIR_P) deb-build
