@@ -6,7 +6,6 @@
  * every error, then fails once.
  */
 #include "config.h"
-#include "log.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "log.h"
 
 #ifndef DLPROF_SYSCONFDIR
 #define DLPROF_SYSCONFDIR "/etc"

@@ -50,7 +50,7 @@ static void log_vwrite(int level, int errnum, const char *fmt, va_list ap)
 		return;
 	/* The "<N>" prefix is for journald (and any pipe that may lead to it); a person reads a terminal. */
 	tty = isatty(STDERR_FILENO);
-	errno = saved;   /* isatty sets ENOTTY; callers may still look at errno */
+	errno = saved;   /* isatty sets ENOTTY; a %m in fmt, and the caller after, read errno */
 	off = tty ? 0 : snprintf(line, sizeof(line), "<%d>", level);
 	n = vsnprintf(line + off, sizeof(line) - (size_t)off, fmt, ap);
 	if (n < 0)
@@ -74,6 +74,7 @@ static void log_vwrite(int level, int errnum, const char *fmt, va_list ap)
 	/* One write per line keeps concurrent lines whole. */
 	ssize_t w = write(STDERR_FILENO, line, (size_t)off);
 	(void)w;
+	errno = saved;
 }
 
 #define LOG_BODY(level, errnum)                   \
