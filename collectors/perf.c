@@ -133,7 +133,7 @@ perf_init(const struct collector_env *env, char *why, size_t why_len)
 {
 	struct perf_ctx *c;
 	char buf[64];
-	int paranoid = -1, fd, err;
+	int paranoid = PERF_PARANOID_UNKNOWN, fd, err;
 
 	if (procfs_readf(buf, sizeof(buf), "%s/sys/kernel/perf_event_paranoid", env->proc_root) >= 0)
 		paranoid = atoi(buf);

@@ -39,11 +39,21 @@ void
 perf_reason_open(int err, int paranoid, char *buf, size_t len)
 {
 	if (err == EACCES || err == EPERM) {
-		if (paranoid >= 0)
+		/*
+		 * The probe counts the daemon's own user space, which paranoid 2
+		 * and below allow anyone: refused there, something else said no.
+		 */
+		if (paranoid > 2)
 			snprintf(buf, len,
 				 "perf_event_paranoid is %d: grant CAP_PERFMON to dlprofd or set "
 				 "kernel.perf_event_paranoid to 2 or less",
 				 paranoid);
+		else if (paranoid != PERF_PARANOID_UNKNOWN)
+			snprintf(buf, len,
+				 "perf_event_open refused (%s) though perf_event_paranoid is %d, which allows it: "
+				 "a seccomp filter (container runtimes block perf_event_open by default), the "
+				 "container or an LSM (AppArmor, SELinux) denies it; allow perf_event_open there",
+				 strerror(err), paranoid);
 		else
 			snprintf(buf, len, "perf_event_open refused (%s): grant CAP_PERFMON to dlprofd", strerror(err));
 	} else if (err == ENOSYS || err == ENOENT) {

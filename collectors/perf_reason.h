@@ -6,9 +6,13 @@
 #ifndef DLPROF_PERF_REASON_H
 #define DLPROF_PERF_REASON_H
 
+#include <limits.h>
 #include <stddef.h>
 
-/* Why software events cannot be opened at all; paranoid is -1 when unknown. */
+/* perf_event_paranoid could not be read (-1 is a setting: no restrictions). */
+#define PERF_PARANOID_UNKNOWN INT_MIN
+
+/* Why software events cannot be opened at all; paranoid may be PERF_PARANOID_UNKNOWN. */
 void perf_reason_open(int err, int paranoid, char *buf, size_t len);
 /* Why hardware events cannot be opened; has_pmu: perf_core_pmu said so. */
 void perf_reason_hw(int err, int has_pmu, char *buf, size_t len);

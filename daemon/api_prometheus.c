@@ -54,10 +54,14 @@ job_of(const struct sampler_snapshot *snap, int64_t id)
 	return NULL;
 }
 
+/*
+ * "jobid", not "job": Prometheus sets job (the scrape job) on every series
+ * and would rename ours to exported_job, as exporters of batch jobs avoid.
+ */
 static void
 put_job_labels(FILE *out, const struct sampler_job_cost *j)
 {
-	fprintf(out, "job=\"%lld\",workload=\"", (long long)j->id);
+	fprintf(out, "jobid=\"%lld\",workload=\"", (long long)j->id);
 	put_label(out, j->workload);
 	fputc('"', out);
 }

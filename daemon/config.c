@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+
 #ifndef DLPROF_SYSCONFDIR
 #define DLPROF_SYSCONFDIR "/etc"
 #endif
@@ -103,12 +105,13 @@ struct origin {
 
 static void report(const struct origin *o, const char *key, const char *fmt, const char *arg)
 {
+	char what[512];
+
+	snprintf(what, sizeof(what), fmt, arg);
 	if (o->file)
-		fprintf(stderr, "<3>%s:%d: %s: ", o->file, o->line, key);
+		log_err("%s:%d: %s: %s", o->file, o->line, key, what);
 	else
-		fprintf(stderr, "<3>option --%s: ", key);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
+		log_err("option --%s: %s", key, what);
 }
 
 static const struct key *key_find(const char *name)
@@ -223,13 +226,15 @@ static int config_set(struct config *cfg, const struct key *k, const char *value
 	char *base = (char *)cfg;
 	double num;
 
+	if (k->offset == OFF(socket_path))
+		cfg->socket_given = true;   /* config_defaults() takes it back */
 	switch (k->type) {
 	case KEY_LISTEN:
 		return set_listen(cfg, value, append, o);
 	case KEY_ENUM:
 		if (!enum_allows(k->choices, value)) {
 			report(o, k->name, "'%s' is not one of ", value);
-			fprintf(stderr, "<3>  allowed: %s\n", k->choices);
+			log_err("  allowed: %s", k->choices);
 			return -1;
 		}
 		return set_string((char **)(base + k->offset), value);
@@ -262,6 +267,7 @@ static struct config *config_defaults(void)
 			return NULL;
 		}
 	}
+	cfg->socket_given = false;
 	return cfg;
 }
 
@@ -329,13 +335,13 @@ static int config_read_file(struct config *cfg, const char *path, bool must_exis
 	if (!st.f) {
 		if (!must_exist && errno == ENOENT)
 			return 0;
-		fprintf(stderr, "<3>%s: cannot open configuration: %s\n", path, strerror(errno));
+		log_err("%s: cannot open configuration: %s", path, strerror(errno));
 		return -1;
 	}
 	rc = ini_parse_stream(ini_read_line, &st, ini_on_value, &st);
 	fclose(st.f);
 	if (rc > 0) {
-		fprintf(stderr, "<3>%s:%d: syntax error\n", path, rc);
+		log_err("%s:%d: syntax error", path, rc);
 		return -1;
 	}
 	return st.errors ? -1 : 0;
@@ -350,7 +356,7 @@ static int config_read_token_file(struct config *cfg)
 		return 0;
 	f = fopen(cfg->token_file, "r");
 	if (!f) {
-		fprintf(stderr, "<3>token_file: %s: %s\n", cfg->token_file, strerror(errno));
+		log_err("token_file: %s: %s", cfg->token_file, strerror(errno));
 		return -1;
 	}
 	if (!fgets(line, sizeof(line), f))
@@ -358,7 +364,7 @@ static int config_read_token_file(struct config *cfg)
 	fclose(f);
 	line[strcspn(line, "\r\n")] = '\0';
 	if (line[0] == '\0') {
-		fprintf(stderr, "<3>token_file: %s: empty\n", cfg->token_file);
+		log_err("token_file: %s: empty", cfg->token_file);
 		return -1;
 	}
 	return set_string(&cfg->token, line);
@@ -446,15 +452,15 @@ static int config_apply_flags(struct config *cfg, int argc, char **argv)
 		} else if (c == 'f') {
 			cfg->foreground = true;
 		} else if (c == ':') {
-			fprintf(stderr, "<3>option %s: needs a value\n", argv[optind - 1]);
+			log_err("option %s: needs a value", argv[optind - 1]);
 			errors++;
 		} else if (c == '?') {
-			fprintf(stderr, "<3>option %s: unknown (see --help)\n", argv[optind - 1]);
+			log_err("option %s: unknown (see --help)", argv[optind - 1]);
 			errors++;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "<3>unexpected argument '%s' (see --help)\n", argv[optind]);
+		log_err("unexpected argument '%s' (see --help)", argv[optind]);
 		errors++;
 	}
 	return errors ? -1 : 0;

@@ -16,6 +16,7 @@ struct config {
 	char *listen[CONFIG_MAX_LISTEN]; /* "ADDR:PORT", "[v6]:PORT" */
 	int nlisten;
 	char *socket_path;               /* "" disables the Unix socket */
+	bool socket_given;               /* socket set by the file or a flag, not the default */
 	char *db_path;
 	char *web_root;
 	double interval_s;

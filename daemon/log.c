@@ -1,11 +1,13 @@
 /*
  * Implementation of log.h.  The level is the only state; it is an atomic so
- * that a reload may change it while other threads log.
+ * that a reload may change it while other threads log.  Whether stderr is a
+ * terminal is asked per line: a line is rare, and stderr may be redirected.
  */
 #include "log.h"
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +43,15 @@ int log_level_parse(const char *name, enum log_level *out)
 static void log_vwrite(int level, int errnum, const char *fmt, va_list ap)
 {
 	char line[2048];
-	int off, n;
+	int off, n, saved = errno;
+	bool tty;
 
 	if (level > atomic_load(&log_max_level))
 		return;
-	off = snprintf(line, sizeof(line), "<%d>", level);
+	/* The "<N>" prefix is for journald (and any pipe that may lead to it); a person reads a terminal. */
+	tty = isatty(STDERR_FILENO);
+	errno = saved;   /* isatty sets ENOTTY; a %m in fmt, and the caller after, read errno */
+	off = tty ? 0 : snprintf(line, sizeof(line), "<%d>", level);
 	n = vsnprintf(line + off, sizeof(line) - (size_t)off, fmt, ap);
 	if (n < 0)
 		return;
@@ -68,6 +74,7 @@ static void log_vwrite(int level, int errnum, const char *fmt, va_list ap)
 	/* One write per line keeps concurrent lines whole. */
 	ssize_t w = write(STDERR_FILENO, line, (size_t)off);
 	(void)w;
+	errno = saved;
 }
 
 #define LOG_BODY(level, errnum)                   \

@@ -1,8 +1,10 @@
 /*
  * Logging to stderr with syslog priority prefixes ("<3>" ...), so that
- * journald keeps each line's level.  Modelled on OpenBSD daemons' log.c:
- * log_warn() appends strerror(errno), log_warnx() does not.  Thread-safe:
- * each line is formatted into one buffer and written with one write(2).
+ * journald keeps each line's level; on a terminal, where a person reads
+ * them, without.  Modelled on OpenBSD daemons' log.c: log_warn() appends
+ * strerror(errno), log_warnx() does not; errno is left as it was.
+ * Thread-safe: each line is formatted into one buffer and written with one
+ * write(2).
  */
 #ifndef DLPROF_LOG_H
 #define DLPROF_LOG_H

@@ -123,7 +123,8 @@ static int daemon_start(struct daemon *d)
 				      .proc_root = cfg->proc_root, .sys_root = cfg->sys_root,
 				      .retention_days = cfg->retention_days};
 	struct server_options srv = {.listen = cfg->listen, .nlisten = cfg->nlisten,
-				     .socket_path = cfg->socket_path, .max_body = (size_t)cfg->max_body_bytes,
+				     .socket_path = cfg->socket_path, .socket_optional = !cfg->socket_given,
+				     .max_body = (size_t)cfg->max_body_bytes,
 				     .threads = (unsigned)cfg->http_threads,
 				     .max_connections = (unsigned)cfg->max_connections,
 				     .connection_timeout_s = (unsigned)cfg->connection_timeout_s,

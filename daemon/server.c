@@ -752,6 +752,36 @@ static int limits_init(struct server *srv, const struct server_options *opt)
 	return 0;
 }
 
+/*
+ * The Unix socket.  A socket the configuration names must be made; the
+ * built-in default need not: where it cannot be (a development run on a
+ * machine without /run/dlprofd), the daemon says so, names the flag, and
+ * serves TCP alone.  Returns -1 when the server cannot go on.
+ */
+static int socket_start(struct server *srv, const struct server_options *opt)
+{
+	struct listener *l = &srv->listeners[srv->nlisteners];
+
+	l->fd = -1;
+	if (unix_listen(opt->socket_path, l) < 0) {
+		if (l->fd >= 0)
+			close(l->fd);
+		l->fd = -1;
+		if (!opt->socket_optional || opt->nlisten == 0)
+			return -1;
+		log_warnx("socket: %s is only the default: serving TCP alone "
+			  "(--socket PATH puts the socket elsewhere, --socket '' turns it off)", opt->socket_path);
+		return 0;
+	}
+	srv->nlisteners++;
+	srv->socket_path = strdup(opt->socket_path);
+	if (!srv->socket_path) {
+		log_warnx("%s: out of memory", __func__);
+		return -1;
+	}
+	return listener_start(srv, l, opt);
+}
+
 struct server *server_start(struct app *app, const struct server_options *opt)
 {
 	struct server *srv = calloc(1, sizeof(*srv));
@@ -776,14 +806,8 @@ struct server *server_start(struct app *app, const struct server_options *opt)
 		if (tcp_listen(opt->listen[i], l) < 0 || listener_start(srv, l, opt) < 0)
 			goto fail;
 	}
-	if (opt->socket_path && opt->socket_path[0]) {
-		struct listener *l = &srv->listeners[srv->nlisteners];
-		l->fd = -1;
-		srv->nlisteners++;
-		srv->socket_path = strdup(opt->socket_path);
-		if (unix_listen(opt->socket_path, l) < 0 || listener_start(srv, l, opt) < 0)
-			goto fail;
-	}
+	if (opt->socket_path && opt->socket_path[0] && socket_start(srv, opt) < 0)
+		goto fail;
 	return srv;
 fail:
 	server_stop(srv);

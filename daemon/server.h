@@ -22,6 +22,7 @@ struct server_options {
 	char *const *listen;            /* "ADDR:PORT" */
 	int nlisten;
 	const char *socket_path;        /* NULL or "": none */
+	bool socket_optional;           /* the default path: TCP alone where it cannot be made */
 	size_t max_body;
 	unsigned threads;               /* per listener */
 	unsigned max_connections;       /* per listener */

@@ -1,7 +1,7 @@
 /*
- * Implementation of validate.h.  Limits are the contract of the ingest API
- * (DESIGN.md): names of [a-z0-9_.] up to 64 characters, finite numbers,
- * timestamps inside a window around now, a bounded count per request.
+ * Implementation of validate.h.  Limits are the contract of the ingest API:
+ * names of [a-z0-9_.] up to 64 characters, finite numbers, timestamps
+ * inside a window around now, a bounded count per request.
  */
 #include "validate.h"
 

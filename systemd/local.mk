@@ -10,6 +10,7 @@ dlprof_edit = sed \
 	-e 's|@sysconfdir[@]|$(sysconfdir)|g' \
 	-e 's|@pkgdatadir[@]|$(pkgdatadir)|g' \
 	-e 's|@pkglibdir[@]|$(pkglibdir)|g' \
+	-e 's|@pkglibexecdir[@]|$(pkglibexecdir)|g' \
 	-e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g'
 
 # configure.ac substitutes these from pkg-config systemd, or --with-*dir.
@@ -86,6 +87,10 @@ AM_DISTCHECK_CONFIGURE_FLAGS = \
 TESTS += tests/deploy/systemd_unit.sh tests/deploy/capabilities.py
 EXTRA_DIST += tests/deploy/systemd_unit.sh tests/deploy/capabilities.py
 
+# What `make install` puts on a node, installed into a scratch DESTDIR.
+TESTS += tests/deploy/installed_files.sh
+EXTRA_DIST += tests/deploy/installed_files.sh
+
 # The Debian packaging travels in the tarball; `make deb` builds the .deb
 # from it, as a user would from a release (outside this tree).
 EXTRA_DIST += \
@@ -95,7 +100,12 @@ EXTRA_DIST += \
 	debian/rules \
 	debian/source/format \
 	debian/dlprofd.sysusers \
-	debian/dlprofd.postrm
+	debian/dlprofd.postrm \
+	debian/python3-dlprof.install
+
+# python3-dlprof built from debian/, installed, and imported by a job.
+TESTS += tests/deploy/python_deb.py
+EXTRA_DIST += tests/deploy/python_deb.py
 
 deb: dist-gzip
 	rm -rf deb-build && $(MKDIR_P) deb-build

@@ -40,6 +40,16 @@ endif
 
 TESTS += tests/integration/test_allocator.py
 EXTRA_DIST += tests/integration/test_allocator.py
+TESTS += tests/integration/test_startup.py
+EXTRA_DIST += tests/integration/test_startup.py
+TESTS += tests/integration/test_prometheus.py
+EXTRA_DIST += tests/integration/test_prometheus.py
+# The suites that switch uids, run again from behind a 0700 directory.
+TESTS += tests/deploy/private_checkout.sh
+EXTRA_DIST += tests/deploy/private_checkout.sh
+# The Markdown documents link only to what the tree (and the tarball) has.
+TESTS += tests/deploy/doc_links.py
+EXTRA_DIST += tests/deploy/doc_links.py
 
 # Suites that scripts/test also runs against the release build (jemalloc).
 RELEASE_TESTS = tests/integration/test_api.py tests/integration/test_allocator.py $(RELIABILITY_RELEASE_TESTS)

@@ -381,7 +381,11 @@ static int cmd_jobs(const struct ctl *c)
 	char path[128], empty[64];
 
 	snprintf(path, sizeof(path), "/api/v1/jobs?state=%s", state);
-	snprintf(empty, sizeof(empty), "no %s jobs", state);
+	/* The other states are adjectives; "no all jobs" is not English. */
+	if (strcmp(state, "all") == 0)
+		snprintf(empty, sizeof(empty), "no jobs");
+	else
+		snprintf(empty, sizeof(empty), "no %s jobs", state);
 	return print_listing(c, path, &listing, empty);
 }
 

@@ -195,7 +195,7 @@ static int apply_env_lines(spank_t sp, char *text)
 
 /*
  * tune: the start-time knobs of the config the tuner assigned at
- * registration, as the environment variables the DESIGN contract names.
+ * registration, as the environment variables recommend's format=env names.
  */
 static void apply_config(spank_t sp, const struct sj_value *cfg)
 {

@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -107,6 +108,28 @@ def warnings_in(records):
 def has_torch():
     return subprocess.call([SYSTEM_PYTHON, "-c", "import torch"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL) == 0
+
+
+@contextlib.contextmanager
+def client_for_any_uid():
+    """
+    A copy of the client's package that any uid can import, for a child
+    run as another user: the checkout may sit under a directory only its
+    owner can enter (mktemp -d, a home directory), so the child must need
+    nothing from it.  Yields the directory to put on PYTHONPATH.
+    """
+    top = tempfile.mkdtemp(prefix="dlprof-client-")
+    try:
+        shutil.copytree(os.path.join(CLIENT, "dlprof"), os.path.join(top, "dlprof"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        # Modes, not the checkout's (a clone under umask 077 has 0600 files).
+        for d, _, files in os.walk(top):
+            os.chmod(d, 0o755)
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o644)
+        yield top
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def run_script(args, env=None, timeout=120):

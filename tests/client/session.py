@@ -250,7 +250,8 @@ with Daemon() as d:
     else:
         @tap.test("another uid's job over the socket: 403, one warning, the job runs on")
         def _():
-            with dlprof.session(workload="unit-owner", socket=d.socket_path, interval=3600) as s:
+            with dlprof.session(workload="unit-owner", socket=d.socket_path, interval=3600) as s, \
+                    clientlib.client_for_any_uid() as client:
                 # The socket's directory is private to the test; let uid 65534 in.
                 os.chmod(os.path.dirname(d.socket_path), 0o755)
                 script = ("import dlprof\n"
@@ -261,7 +262,7 @@ with Daemon() as d:
                           "    t.step(samples=1)\n"
                           "    t.flush()\n"
                           "print('done')\n")
-                env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": clientlib.CLIENT,
+                env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": client,
                        "DLPROF_SOCKET": d.socket_path, "DLPROF_JOB": str(s.job_id)}
                 p = subprocess.run([sys.executable, "-c", script], env=env, cwd="/",
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,

@@ -158,7 +158,7 @@ try:
 
         metrics = None
 
-        @tap.test("/metrics has the job's CPU above 0.5 cores with job and workload labels")
+        @tap.test("/metrics has the job's CPU above 0.5 cores with jobid and workload labels")
         def _():
             global metrics
 
@@ -168,7 +168,7 @@ try:
                 assert status == 200, status
                 assert headers["content-type"].startswith("text/plain; version=0.0.4"), headers
                 metrics = text.decode() if isinstance(text, bytes) else text
-                v = metric_value(metrics, "dlprofd_job_cpu_cores", {"job": jid, "workload": "busy-3-threads"})
+                v = metric_value(metrics, "dlprofd_job_cpu_cores", {"jobid": jid, "workload": "busy-3-threads"})
                 return v is not None and v > (0.5 if not starved else 0.0)
             wait_until(busy_enough, timeout=15)
 
@@ -218,7 +218,7 @@ try:
             def left():
                 _, _, text = d.get("/metrics")
                 text = text.decode() if isinstance(text, bytes) else text
-                return 'job="%d"' % jid not in text
+                return 'jobid="%d"' % jid not in text
             wait_until(left, timeout=15)
 
     double = os.path.join(BUILDDIR, "tests", "nvml_double", "libnvml-double.so")

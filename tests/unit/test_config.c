@@ -1,7 +1,7 @@
 /*
  * Configuration: defaults, the INI file, flags winning over it, repeated
- * listen addresses (IPv4 and IPv6), errors that name the key, and what a
- * reload may change.
+ * listen addresses (IPv4 and IPv6), whether the socket was asked for,
+ * errors that name the key, and what a reload may change.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -83,6 +83,29 @@ static void test_flag_listen_replaces_file_listen(void **state)
 	assert_int_equal(cfg->nlisten, 2);
 	assert_string_equal(cfg->listen[0], "127.0.0.1:1");
 	assert_string_equal(cfg->listen[1], "[::]:2");
+	config_free(cfg);
+	unlink(conf_path);
+}
+
+/* Only a socket the file or a flag names is required (see server_options.socket_optional). */
+static void test_socket_given(void **state)
+{
+	const char *plain[] = {"dlprofd", "--config", "/dev/null"};
+	const char *flag[] = {"dlprofd", "--config", "/dev/null", "--socket", "/run/dlprofd/dlprofd.sock"};
+	const char *file[] = {"dlprofd", "--config", conf_path};
+	struct config *cfg;
+
+	(void)state;
+	assert_int_equal(load(&cfg, 3, plain), CONFIG_OK);
+	assert_string_equal(cfg->socket_path, "/run/dlprofd/dlprofd.sock");
+	assert_false(cfg->socket_given);
+	config_free(cfg);
+	assert_int_equal(load(&cfg, 5, flag), CONFIG_OK);
+	assert_true(cfg->socket_given);
+	config_free(cfg);
+	write_conf("socket = /tmp/d.sock\n");
+	assert_int_equal(load(&cfg, 3, file), CONFIG_OK);
+	assert_true(cfg->socket_given);
 	config_free(cfg);
 	unlink(conf_path);
 }
@@ -169,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_file_then_flags),
 		cmocka_unit_test(test_flag_listen_replaces_file_listen),
+		cmocka_unit_test(test_socket_given),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_bad_file),
 		cmocka_unit_test(test_unknown_option),

@@ -28,8 +28,15 @@ reason_paranoid(void **state)
 	(void)state;
 	perf_reason_open(EACCES, 3, why, sizeof(why));
 	assert_non_null(strstr(why, "perf_event_paranoid is 3: grant CAP_PERFMON"));
-	perf_reason_open(EPERM, -1, why, sizeof(why));
+	perf_reason_open(EPERM, PERF_PARANOID_UNKNOWN, why, sizeof(why));
 	assert_non_null(strstr(why, "grant CAP_PERFMON"));
+	/* At 2 or less paranoid is not the cause: never ask for what is already set. */
+	for (int paranoid = -1; paranoid <= 2; paranoid++) {
+		perf_reason_open(EPERM, paranoid, why, sizeof(why));
+		assert_null(strstr(why, "2 or less"));
+		assert_non_null(strstr(why, "seccomp"));
+		assert_non_null(strstr(why, "LSM"));
+	}
 	perf_reason_open(ENOSYS, 1, why, sizeof(why));
 	assert_non_null(strstr(why, "not supported by this kernel"));
 	perf_reason_open(EMFILE, 1, why, sizeof(why));
