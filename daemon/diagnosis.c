@@ -3,9 +3,7 @@
  * a condition over one window's figures, the figures it shows as evidence,
  * and a hint written from their means over the span the verdict held.
  * Figures derived from several samples (runnable threads, phase shares,
- * misses per instruction) are computed once per window first; phase shares
- * over a trailing span of half the sustain time, since a job reports its
- * phases once per step and a short window may hold no step at all.
+ * misses per instruction) are computed once per window first.
  */
 #include "diagnosis.h"
 
@@ -105,33 +103,40 @@ ratio(double a, double b)
 	return isfinite(a) && isfinite(b) && b > 0 ? a / b : NAN;
 }
 
-/* Sums of the phase figures over the windows ending at i within span seconds: shares per step. */
+/*
+ * Phase shares at window i.  Data and communication: of the last window
+ * that holds a step, while it is less than sustain_s old (a job reports a
+ * few times a second at most, so a narrow window may hold none).
+ * Checkpoints are rare: their share is of all steps so far, once two were
+ * seen, so one slow checkpoint does not make a verdict of its own.
+ */
 static void
-derive_phases(const struct diag_window *w, size_t i, double span, struct diag_derived *d)
+derive_phases(const struct diag_window *w, size_t i, double sustain_s, struct diag_derived *d, double ckpt[3])
 {
-	double step = 0, data = 0, comm = 0, ckpt = 0, nckpt = 0;
 	size_t k = i + 1;
 
-	while (k > 0 && w[i].t1 - w[k - 1].t0 <= span + 1e-9) {
+	d->data_share = d->comm_share = NAN;
+	while (k > 0 && w[i].t1 - w[k - 1].t1 <= sustain_s) {
 		k--;
-		step += isfinite(w[k].step_s) ? w[k].step_s : 0;
-		data += isfinite(w[k].data_s) ? w[k].data_s : 0;
-		comm += isfinite(w[k].comm_s) ? w[k].comm_s : 0;
-		ckpt += isfinite(w[k].checkpoint_s) ? w[k].checkpoint_s : 0;
-		nckpt += isfinite(w[k].checkpoints) ? w[k].checkpoints : 0;
+		if (w[k].step_s > 0) {
+			d->data_share = isfinite(w[k].data_s) ? w[k].data_s / w[k].step_s : 0;
+			d->comm_share = isfinite(w[k].comm_s) ? w[k].comm_s / w[k].step_s : 0;
+			break;
+		}
 	}
-	d->data_share = ratio(data, step);
-	d->comm_share = ratio(comm, step);
-	d->checkpoint_share = ratio(ckpt, step);
-	d->checkpoint_cost_s = ratio(ckpt, nckpt);
-	d->checkpoint_every_s = nckpt > 0 ? (w[i].t1 - w[k].t0) / nckpt : NAN;
+	ckpt[0] += w[i].step_s > 0 ? w[i].step_s : 0;
+	ckpt[1] += w[i].checkpoint_s > 0 ? w[i].checkpoint_s : 0;
+	ckpt[2] += w[i].checkpoints > 0 ? w[i].checkpoints : 0;
+	d->checkpoint_share = ckpt[2] >= 2 ? ratio(ckpt[1], ckpt[0]) : NAN;
+	d->checkpoint_cost_s = ratio(ckpt[1], ckpt[2]);
+	d->checkpoint_every_s = ckpt[2] >= 2 ? (w[i].t1 - w[0].t0) / ckpt[2] : NAN;
 }
 
 static void
-derive(const struct diag_window *w, size_t i, const struct diag_thresholds *th, struct diag_derived *d)
+derive(const struct diag_window *w, size_t i, const struct diag_thresholds *th, struct diag_derived *d,
+       double ckpt[3])
 {
 	const struct diag_window *x = &w[i];
-	double span = th->sustain_s / 2 > x->t1 - x->t0 ? th->sustain_s / 2 : x->t1 - x->t0;
 
 	d->runnable = isfinite(x->wait_cores) ? x->cpu_cores + x->wait_cores : x->cpu_cores;
 	d->cpu_share = ratio(d->runnable, x->allowed_cpus);
@@ -140,7 +145,7 @@ derive(const struct diag_window *w, size_t i, const struct diag_thresholds *th, 
 	d->thread_mean = ratio(x->cpu_cores, x->busy_threads);
 	d->imbalance = ratio(x->thread_max_cores, d->thread_mean);
 	d->mpki = ratio(x->llc_misses_per_s, x->instructions_per_s / 1000.0);
-	derive_phases(w, i, span, d);
+	derive_phases(w, i, th->sustain_s, d, ckpt);
 }
 
 /* Whether a figure is measured and at or above a threshold that is set. */
@@ -433,13 +438,14 @@ diag_evaluate(const struct diag_window *w, size_t n, const struct diag_threshold
 	      size_t max)
 {
 	struct diag_derived *d;
+	double ckpt[3] = {0, 0, 0};   /* step time, checkpoint time and checkpoints so far */
 	size_t i, nv = 0;
 	int k;
 
 	if (n == 0 || max == 0 || (d = calloc(n, sizeof(*d))) == NULL)
 		return 0;
 	for (i = 0; i < n; i++)
-		derive(w, i, th, &d[i]);
+		derive(w, i, th, &d[i], ckpt);
 	for (k = 0; k < DIAG_NKINDS && nv < max; k++)
 		nv += evaluate_kind((enum diag_kind)k, w, d, n, th, out + nv, max - nv);
 	free(d);
