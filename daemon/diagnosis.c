@@ -15,6 +15,12 @@
 
 #include "diag_sustain.h"
 
+/*
+ * Oversubscribed needs the job's own threads to keep this share of its CPUs
+ * busy: on a node overloaded by others, a job's few threads also queue for
+ * a CPU, but the CPUs go to the others.
+ */
+#define DIAG_OVERSUB_OWN_SHARE 0.4
 /* A counted rate at this share of the node's measured peak binds the job. */
 #define DIAG_PEAK_SHARE 0.7
 
@@ -164,7 +170,8 @@ holds(enum diag_kind k, const struct diag_window *x, const struct diag_derived *
 	case DIAG_GPU_IDLE:
 		return x->gpus >= 1 && isfinite(d->gpu_util) && d->gpu_util < th->gpu_idle_percent;
 	case DIAG_OVERSUBSCRIBED:
-		return isfinite(d->cpu_share) && x->threads > x->allowed_cpus && d->cpu_share > th->oversub_ratio;
+		return isfinite(d->cpu_share) && x->threads > x->allowed_cpus && d->cpu_share > th->oversub_ratio &&
+		       x->cpu_cores >= DIAG_OVERSUB_OWN_SHARE * x->allowed_cpus;
 	case DIAG_INPUT_BOUND:
 		return at_least(d->data_share, th->input_share);
 	case DIAG_MEMORY_PRESSURE:

@@ -2,13 +2,14 @@
 
     python3 diag_jobs.py MODE [--seconds S]
 
-CPU-bound modes use processes rather than Python threads (the GIL lets one
-Python thread run at a time, so busy threads would not all be runnable); a
-job's processes are its threads as the daemon counts them:
+CPU-bound modes fork one process per busy thread: Python threads would
+queue on the GIL (most so on a loaded machine, where the holder is often
+preempted), so they would not all be runnable at once.  The daemon counts
+a job's threads over all its processes, so these are its threads.
 
-  spin N        N processes that each keep a CPU busy (oversubscribed when
-                N exceeds the CPUs the job may use; underusing when fewer)
-  imbalanced    one process busy all the time and three busy 40% of it
+  spin N        N threads that each keep a CPU busy (oversubscribed when N
+                exceeds the CPUs the job may use; underusing when fewer)
+  imbalanced    one thread busy all the time and three busy 40% of it
   memory MB     holds MB mebibytes resident and keeps touching them
   input         a dlprof session whose "data" phase is 60% of each step
   comm          a session whose "allreduce" phase is half of each step
@@ -17,46 +18,45 @@ job's processes are its threads as the daemon counts them:
 
 Session modes take the daemon from DLPROF_URL and register themselves (the
 workload is "diag-MODE"); the others are registered by the test with their
-pid.  Every mode ends after --seconds; a child ends with its parent.
+pid.  Every mode ends after --seconds.
 """
 
 import argparse
+import hashlib
 import os
-import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "client", "python"))
 
 
+BUF = b"x" * (256 * 1024)
+
+
 def spin_for(seconds):
+    """Busy for seconds of wall time (so phase shares hold on a loaded machine)."""
     end = time.monotonic() + seconds
-    x = 0
     while time.monotonic() < end:
-        x += 1
-    return x
+        hashlib.sha256(BUF).digest()
 
 
 def duty(share, until):
     """Busy share of each 100 ms slice until the monotonic time until."""
     while time.monotonic() < until:
         spin_for(0.1 * share)
-        time.sleep(0.1 * (1 - share))
+        if share < 1:
+            time.sleep(0.1 * (1 - share))
 
 
-def fork_children(shares, until):
+def run_threads(shares, until):
     pids = []
     for share in shares:
         pid = os.fork()
         if pid == 0:
-            # The child dies with the test even if the parent is killed.
             try:
-                import ctypes
-                ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-            except OSError:
-                pass
-            duty(share, until)
-            os._exit(0)
+                duty(share, until)
+            finally:
+                os._exit(0)
         pids.append(pid)
     for pid in pids:
         os.waitpid(pid, 0)
@@ -109,9 +109,9 @@ def main():
     a = ap.parse_args()
     until = time.monotonic() + a.seconds
     if a.mode == "spin":
-        fork_children([1.0] * a.arg, until)
+        run_threads([1.0] * a.arg, until)
     elif a.mode == "imbalanced":
-        fork_children([1.0, 0.4, 0.4, 0.4], until)
+        run_threads([1.0, 0.4, 0.4, 0.4], until)
     elif a.mode == "memory":
         memory(a.arg, until)
     else:

@@ -117,6 +117,13 @@ test_contention_alone_is_not_oversubscription(void **state)
 		w[i].wait_cores = 0.5;
 	}
 	assert_int_equal(run(w, NW, &th, v), 0);
+	/* An overloaded node: its main and reporter threads both queue, but others get the CPU. */
+	for (size_t i = 0; i < NW; i++) {
+		w[i].threads = 2;
+		w[i].cpu_cores = 0.01;
+		w[i].wait_cores = 2.07;
+	}
+	assert_int_equal(run(w, NW, &th, v), 0);
 }
 
 static void
