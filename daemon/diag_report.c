@@ -215,6 +215,15 @@ windows_read(struct store *st, int64_t id, double from, double to, double min_wi
 	return r;
 }
 
+static bool
+sampled(const struct windows *ws)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		if (isfinite(ws->w[i].cpu_cores))
+			return true;
+	return false;
+}
+
 /* One job diagnosed: its view from the store and its verdicts. */
 struct job_diag {
 	json_t *job;
@@ -263,7 +272,8 @@ job_diagnose(struct app *app, int64_t id, const struct diag_options *o, struct j
 		return r;
 	}
 	jd->nv = diag_evaluate(ws.w, ws.n, &o->th, jd->v, DIAG_MAX_VERDICTS);
-	jd->undecided = diag_undecided(ws.w, ws.n, jd->why, sizeof(jd->why));
+	/* Only a job whose processes were sampled could have been counted. */
+	jd->undecided = sampled(&ws) && diag_undecided(ws.w, ws.n, jd->why, sizeof(jd->why));
 	windows_free(&ws);
 	return STORE_OK;
 }
@@ -386,8 +396,8 @@ headline(const struct job_diag *jd, const json_t *verdicts, const struct diag_op
 		return json_sprintf("%s: %s", json_string_value(json_object_get(first, "kind")),
 				    json_string_value(json_object_get(first, "hint")));
 	if (jd->running)
-		return json_sprintf("no problem found over the last %.0f s", fmin(jd->to - jd->from, o->lookback_s));
-	return json_string("no problem found over the job's life");
+		return json_sprintf("No problem found over the last %.0f s", fmin(jd->to - jd->from, o->lookback_s));
+	return json_string("No problem found over the job's life");
 }
 
 int

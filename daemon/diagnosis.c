@@ -347,20 +347,35 @@ hint_memory(struct diag_verdict *v, const struct diag_thresholds *th)
 	}
 }
 
+/* " (3 processes on 2 CPUs, GPUs busy 40%)" with the figures measured, or "". */
+static void
+input_context(const struct diag_verdict *v, char *buf, size_t len)
+{
+	double procs = ev(v, "processes"), cpus = ev(v, "allowed_cpus"), gpu = ev(v, "gpu_util_percent");
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (isfinite(procs) && isfinite(cpus))
+		o += (size_t)snprintf(buf + o, len - o, "%s%.0f processes on %.0f CPUs", o ? ", " : " (", procs, cpus);
+	if (isfinite(gpu) && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "%sGPUs busy %.0f%%", o ? ", " : " (", gpu);
+	if (o > 0 && o < len)
+		snprintf(buf + o, len - o, ")");
+}
+
 static void
 hint_phases(struct diag_verdict *v, const struct diag_thresholds *th)
 {
-	char *h = v->hint, gpu[96] = "";
+	char *h = v->hint, ctx[96];
 	size_t n = sizeof(v->hint);
 	double c = ev(v, "checkpoint_seconds"), every = ev(v, "checkpoint_every_s");
 
 	switch (v->kind) {
 	case DIAG_INPUT_BOUND:
-		if (isfinite(ev(v, "gpu_util_percent")))
-			snprintf(gpu, sizeof(gpu), ", GPUs busy %.0f%%", ev(v, "gpu_util_percent"));
-		snprintf(h, n, "loading data takes %.0f%% of each step (%.0f processes on %.0f CPUs%s): add loader "
-			 "workers (DataLoader num_workers, DLPROF_DATALOADER_WORKERS), prefetch and pin memory, or cache "
-			 "decoded data", ev(v, "data_share") * 100, ev(v, "processes"), ev(v, "allowed_cpus"), gpu);
+		input_context(v, ctx, sizeof(ctx));
+		snprintf(h, n, "loading data takes %.0f%% of each step%s: add loader workers (DataLoader num_workers, "
+			 "DLPROF_DATALOADER_WORKERS), prefetch and pin memory, or cache decoded data",
+			 ev(v, "data_share") * 100, ctx);
 		break;
 	case DIAG_COMM_BOUND:
 		snprintf(h, n, "communication takes %.0f%% of each step: overlap it with compute (bucketed all-reduce), "

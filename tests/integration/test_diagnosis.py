@@ -180,7 +180,7 @@ with Daemon(ARGS) as d:
             assert "oversubscribed" in out.stdout and "OMP_NUM_THREADS=1" in out.stdout, out.stdout
             out = subprocess.run([CTL, "--url", d.url, "report", str(fine.id)], capture_output=True, text=True,
                                  timeout=20)
-            assert out.returncode == 0 and "no problem found" in out.stdout, out
+            assert out.returncode == 0 and "No problem found" in out.stdout, out
     finally:
         pass
     check_group([over, fine])

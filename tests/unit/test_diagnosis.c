@@ -258,6 +258,17 @@ test_input_bound(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(v[0].kind, DIAG_INPUT_BOUND);
 	assert_non_null(strstr(v[0].hint, "loading data takes 60% of each step (3 processes on 1 CPUs"));
+	/* A job that only reports (no process sampled): the hint leaves out what is not known. */
+	for (size_t i = 0; i < NW; i++) {
+		double step = w[i].step_s, data = w[i].data_s;
+		diag_window_clear(&w[i], w[i].t0, w[i].t1);
+		w[i].step_s = step;
+		w[i].data_s = data;
+	}
+	n = run(w, NW, &th, v);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(v[0].hint, "loading data takes 60% of each step: add loader"));
+	assert_null(strstr(v[0].hint, "nan"));
 }
 
 static void
