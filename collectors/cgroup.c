@@ -187,8 +187,9 @@ cgroup_parse_memory_path(const char *text, char *path, size_t len)
 	return version;
 }
 
-int
-cgroup_memory_limit(const char *sys_root, const char *path, int version, double *bytes)
+/* One cgroup's own memory limit in bytes (0: none); -1 when it has no such file. */
+static int
+memory_limit_at(const char *sys_root, const char *path, int version, double *bytes)
 {
 	char buf[64];
 	double v;
@@ -206,4 +207,27 @@ cgroup_memory_limit(const char *sys_root, const char *path, int version, double 
 	/* v1 says "no limit" with the page counter's maximum, about 2^63. */
 	*bytes = v > 0 && v < 0x1p60 ? v : 0;
 	return 0;
+}
+
+int
+cgroup_memory_limit(const char *sys_root, const char *path, int version, double *bytes)
+{
+	char dir[512], *slash;
+	double v;
+	int found = -1;
+
+	/* Limits nest: Slurm sets the job's, and its tasks' cgroups below say "max". */
+	*bytes = 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (;;) {
+		if (memory_limit_at(sys_root, dir, version, &v) == 0) {
+			found = 0;
+			if (v > 0 && (*bytes == 0 || v < *bytes))
+				*bytes = v;
+		}
+		if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	return found;
 }

@@ -49,10 +49,11 @@ int cgroup_cpu_limits(const char *sys_root, const struct cgroup_slurm *cg, doubl
 int cgroup_parse_memory_path(const char *text, char *path, size_t len);
 
 /*
- * The memory limit of a cgroup in bytes, 0 when it sets none ("max", or v1's
- * page-counter maximum): v2 memory.max under sys_root/fs/cgroup/PATH, v1
- * memory.limit_in_bytes under sys_root/fs/cgroup/memory/PATH.  -1 when the
- * file is not found.
+ * The memory limit a cgroup is under, in bytes: the smallest of its own and
+ * its ancestors' (v2 memory.max under sys_root/fs/cgroup/PATH, v1
+ * memory.limit_in_bytes under sys_root/fs/cgroup/memory/PATH), 0 when none
+ * sets one ("max", or v1's page-counter maximum).  -1 when no such file is
+ * found on the way up.
  */
 int cgroup_memory_limit(const char *sys_root, const char *path, int version, double *bytes);
 
