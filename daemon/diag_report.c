@@ -3,7 +3,8 @@
  * from the store in buckets one window wide (wider for long jobs, so a
  * report never holds more than DIAG_MAX_WINDOWS); the sampler stores a
  * value that repeats only once a minute, so a gauge missing from a bucket
- * carries its last value forward for that long.  Fixes come from the
+ * carries its last value forward for that long, and the job is judged as
+ * of its last sample.  Fixes come from the
  * tuner's recommendation for the job's workload: the thread count it
  * learned (or its default), never above the CPUs the job may use.
  */
@@ -20,6 +21,7 @@
 #include "clock.h"
 #include "log.h"
 #include "sample_window.h"
+#include "sampler.h"
 #include "store.h"
 #include "store_series.h"
 #include "tuner.h"
@@ -46,6 +48,7 @@ struct windows {
 	struct diag_window *w;
 	double *affinity, *cpuset, *quota;
 	size_t n;
+	size_t filled;             /* windows up to the last that holds a sample */
 };
 
 /* Gauges taken as the bucket's mean, by sample name. */
@@ -104,6 +107,8 @@ on_bucket(const struct store_bucket *b, void *arg)
 
 	if (b->bucket < 0 || (size_t)b->bucket >= ws->n)
 		return;
+	if ((size_t)b->bucket + 1 > ws->filled)
+		ws->filled = (size_t)b->bucket + 1;
 	w = &ws->w[b->bucket];
 	for (i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++)
 		if (strcmp(b->name, gauges[i].name) == 0) {
@@ -210,7 +215,12 @@ windows_read(struct store *st, int64_t id, double from, double to, double min_wi
 		ws->affinity[i] = ws->cpuset[i] = ws->quota[i] = NAN;
 	}
 	r = store_series_buckets(st, id, from, to, *width, on_bucket, ws);
-	if (r == STORE_OK)
+	/*
+	 * A job is judged as of its last sample: windows after it (a stalled
+	 * job, a clock stepped forward) hold nothing to judge.
+	 */
+	ws->n = ws->filled;
+	if (r == STORE_OK && ws->n > 0)
 		windows_finish(ws, *width);
 	return r;
 }
@@ -271,6 +281,8 @@ job_diagnose(struct app *app, int64_t id, const struct diag_options *o, struct j
 		jd->job = NULL;
 		return r;
 	}
+	if (ws.n > 0)
+		jd->to = ws.w[ws.n - 1].t1;
 	jd->nv = diag_evaluate(ws.w, ws.n, &o->th, jd->v, DIAG_MAX_VERDICTS);
 	/* Only a job whose processes were sampled could have been counted. */
 	jd->undecided = sampled(&ws) && diag_undecided(ws.w, ws.n, jd->why, sizeof(jd->why));
@@ -400,6 +412,25 @@ headline(const struct job_diag *jd, const json_t *verdicts, const struct diag_op
 	return json_string("No problem found over the job's life");
 }
 
+/* The undecided note with what the counting collectors say about this node ("perf: no PMU ..."). */
+static json_t *
+why_uncounted(struct app *app, const char *why)
+{
+	json_t *cols = app->sampler != NULL ? sampler_collectors_json(app->sampler) : NULL, *c;
+	char text[1024];
+	size_t i, o = (size_t)snprintf(text, sizeof(text), "%s", why);
+
+	json_array_foreach(cols, i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const char *reason = json_string_value(json_object_get(c, "reason"));
+		if (name != NULL && reason != NULL && reason[0] != '\0' && o < sizeof(text) &&
+		    (strcmp(name, "perf") == 0 || strcmp(name, "papi") == 0))
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "; %s: %s", name, reason);
+	}
+	json_decref(cols);
+	return json_string(text);
+}
+
 int
 diag_report(struct app *app, int64_t id, json_t **out)
 {
@@ -426,7 +457,7 @@ diag_report(struct app *app, int64_t id, json_t **out)
 		if (shown(jd, &jd->v[i]))
 			json_array_append_new(verdicts, verdict_json(app, jd, &jd->v[i]));
 	if (jd->undecided)
-		json_array_append_new(undecided, json_string(jd->why));
+		json_array_append_new(undecided, why_uncounted(app, jd->why));
 	*out = json_pack("{s:I,s:O,s:s,s:f,s:f,s:o,s:o,s:o}", "job", (json_int_t)id, "workload",
 			 json_object_get(jd->job, "workload"), "state", jd->running ? "running" : "ended", "from",
 			 jd->from, "to", jd->to, "headline", headline(jd, verdicts, &o), "verdicts", verdicts,

@@ -487,7 +487,7 @@ diag_undecided(const struct diag_window *w, size_t n, char *why, size_t len)
 	if (ipc && misses)
 		return false;
 	snprintf(why, len, "compute- or memory-bound is not decided: it takes %s%s%s counted for the job (perf "
-		 "hardware events, or PAPI_TOT_INS, PAPI_TOT_CYC and PAPI_L3_TCM), and this node counted none",
+		 "hardware events, or PAPI_TOT_INS, PAPI_TOT_CYC and PAPI_L3_TCM), which were not counted for it",
 		 ipc ? "" : "instructions and cycles (IPC)", ipc || misses ? "" : " and ",
 		 misses ? "" : "last-level cache misses");
 	return true;
