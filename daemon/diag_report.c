@@ -297,15 +297,6 @@ shown(const struct job_diag *jd, const struct diag_verdict *v)
 	return !jd->running || v->active;
 }
 
-static double
-evidence(const struct diag_verdict *v, const char *name)
-{
-	for (size_t i = 0; i < v->nevidence; i++)
-		if (strcmp(v->evidence[i].name, name) == 0)
-			return v->evidence[i].value;
-	return NAN;
-}
-
 /* Where the tuner's number comes from, priced: "learned on 12 jobs of this workload: +48% over ...". */
 static void
 fix_source(const json_t *rec, char *buf, size_t len)
@@ -341,7 +332,7 @@ fix_json(const json_t *rec, const char *text, const char *env, const char *knob,
 static json_t *
 fix_threads(const struct diag_verdict *v, const json_t *rec, long threads)
 {
-	double allowed = evidence(v, "allowed_cpus");
+	double allowed = diag_evidence(v, "allowed_cpus");
 	char text[200];
 
 	if (isfinite(allowed) && allowed >= 1 && threads > (long)allowed)

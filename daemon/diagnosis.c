@@ -272,9 +272,8 @@ evidence_means(struct diag_verdict *v, const struct diag_window *w, const struct
 			v->evidence[v->nevidence++] = (struct diag_figure){evidence_names[v->kind][e], sum[e] / cnt[e]};
 }
 
-/* An evidence figure's mean, NAN when absent. */
-static double
-ev(const struct diag_verdict *v, const char *name)
+double
+diag_evidence(const struct diag_verdict *v, const char *name)
 {
 	for (size_t i = 0; i < v->nevidence; i++)
 		if (strcmp(v->evidence[i].name, name) == 0)
@@ -287,26 +286,28 @@ hint_cpu(struct diag_verdict *v, const struct diag_thresholds *th)
 {
 	char *h = v->hint;
 	size_t n = sizeof(v->hint);
+	double busy;
 
 	(void)th;
 	switch (v->kind) {
 	case DIAG_UNDERUSE:
+		busy = diag_evidence(v, "busy_threads");
 		snprintf(h, n, "uses %.1f of its %.0f allowed CPUs (%.0f busy threads): run with OMP_NUM_THREADS=%.0f "
-			 "or ask for fewer CPUs", ev(v, "cpu_cores"), ev(v, "allowed_cpus"),
-			 isfinite(ev(v, "busy_threads")) ? ev(v, "busy_threads") : 0, ev(v, "allowed_cpus"));
+			 "or ask for fewer CPUs", diag_evidence(v, "cpu_cores"), diag_evidence(v, "allowed_cpus"),
+			 isfinite(busy) ? busy : 0, diag_evidence(v, "allowed_cpus"));
 		break;
 	case DIAG_OVERSUBSCRIBED:
 		snprintf(h, n, "%.1f threads want a CPU on %.0f allowed CPUs (%.0f threads, %.1f cores waiting for a CPU): "
 			 "run with OMP_NUM_THREADS=%.0f, and intra-op x inter-op threads (nested OpenMP, DataLoader "
-			 "workers' own threads) within %.0f CPUs", ev(v, "runnable_threads"), ev(v, "allowed_cpus"),
-			 ev(v, "threads"), isfinite(ev(v, "cpu_wait_cores")) ? ev(v, "cpu_wait_cores") : 0,
-			 ev(v, "allowed_cpus"), ev(v, "allowed_cpus"));
+			 "workers' own threads) within %.0f CPUs", diag_evidence(v, "runnable_threads"), diag_evidence(v, "allowed_cpus"),
+			 diag_evidence(v, "threads"), isfinite(diag_evidence(v, "cpu_wait_cores")) ? diag_evidence(v, "cpu_wait_cores") : 0,
+			 diag_evidence(v, "allowed_cpus"), diag_evidence(v, "allowed_cpus"));
 		break;
 	case DIAG_IMBALANCED:
 		snprintf(h, n, "its busiest thread uses %.2f cores while its %.0f busy threads average %.2f: the work is "
 			 "not spread evenly (a serial main loop, a lock, uneven partitions); split the heavy part or "
-			 "give its threads equal shares", ev(v, "thread_max_cores"), ev(v, "busy_threads"),
-			 ev(v, "thread_mean_cores"));
+			 "give its threads equal shares", diag_evidence(v, "thread_max_cores"), diag_evidence(v, "busy_threads"),
+			 diag_evidence(v, "thread_mean_cores"));
 		break;
 	default:
 		break;
@@ -318,29 +319,29 @@ hint_memory(struct diag_verdict *v, const struct diag_thresholds *th)
 {
 	char *h = v->hint;
 	size_t n = sizeof(v->hint);
-	double rss = ev(v, "rss_bytes"), lim = ev(v, "memory_limit_bytes");
+	double rss = diag_evidence(v, "rss_bytes"), lim = diag_evidence(v, "memory_limit_bytes");
 
 	switch (v->kind) {
 	case DIAG_MEMORY_PRESSURE:
 		if (isfinite(lim))
 			snprintf(h, n, "resident memory %.2f GiB is %.0f%% of its %.2f GiB limit, %.0f major faults/s: ask "
 				 "for more memory or shrink what it holds (batch, prefetch queues, caches)",
-				 rss / 1073741824.0, ev(v, "memory_share") * 100, lim / 1073741824.0,
-				 isfinite(ev(v, "major_faults_per_s")) ? ev(v, "major_faults_per_s") : 0);
+				 rss / 1073741824.0, diag_evidence(v, "memory_share") * 100, lim / 1073741824.0,
+				 isfinite(diag_evidence(v, "major_faults_per_s")) ? diag_evidence(v, "major_faults_per_s") : 0);
 		else
 			snprintf(h, n, "%.0f major page faults/s (resident %.2f GiB): it waits on paging or swap; ask for "
-				 "more memory or shrink what it holds", ev(v, "major_faults_per_s"), rss / 1073741824.0);
+				 "more memory or shrink what it holds", diag_evidence(v, "major_faults_per_s"), rss / 1073741824.0);
 		break;
 	case DIAG_MEMORY_BOUND:
 		snprintf(h, n, "memory-bound: IPC %.2f with %.1f LLC misses per 1000 instructions (thresholds %.2f, %.1f): "
 			 "more threads will not help; improve locality (fused ops, blocking, fewer threads per socket, "
-			 "a larger batch per thread)", ev(v, "ipc"), ev(v, "llc_misses_per_kinstr"), th->ipc_low,
+			 "a larger batch per thread)", diag_evidence(v, "ipc"), diag_evidence(v, "llc_misses_per_kinstr"), th->ipc_low,
 			 th->llc_mpki);
 		break;
 	case DIAG_COMPUTE_BOUND:
 		snprintf(h, n, "compute-bound: IPC %.2f with %.1f LLC misses per 1000 instructions: more cores or "
 			 "better-vectorised kernels (MKL/oneDNN builds, bf16) pay; memory tuning will not",
-			 ev(v, "ipc"), ev(v, "llc_misses_per_kinstr"));
+			 diag_evidence(v, "ipc"), diag_evidence(v, "llc_misses_per_kinstr"));
 		break;
 	default:
 		break;
@@ -351,7 +352,8 @@ hint_memory(struct diag_verdict *v, const struct diag_thresholds *th)
 static void
 input_context(const struct diag_verdict *v, char *buf, size_t len)
 {
-	double procs = ev(v, "processes"), cpus = ev(v, "allowed_cpus"), gpu = ev(v, "gpu_util_percent");
+	double procs = diag_evidence(v, "processes"), cpus = diag_evidence(v, "allowed_cpus");
+	double gpu = diag_evidence(v, "gpu_util_percent");
 	size_t o = 0;
 
 	buf[0] = '\0';
@@ -368,33 +370,33 @@ hint_phases(struct diag_verdict *v, const struct diag_thresholds *th)
 {
 	char *h = v->hint, ctx[96];
 	size_t n = sizeof(v->hint);
-	double c = ev(v, "checkpoint_seconds"), every = ev(v, "checkpoint_every_s");
+	double c = diag_evidence(v, "checkpoint_seconds"), every = diag_evidence(v, "checkpoint_every_s");
 
 	switch (v->kind) {
 	case DIAG_INPUT_BOUND:
 		input_context(v, ctx, sizeof(ctx));
 		snprintf(h, n, "loading data takes %.0f%% of each step%s: add loader workers (DataLoader num_workers, "
 			 "DLPROF_DATALOADER_WORKERS), prefetch and pin memory, or cache decoded data",
-			 ev(v, "data_share") * 100, ctx);
+			 diag_evidence(v, "data_share") * 100, ctx);
 		break;
 	case DIAG_COMM_BOUND:
 		snprintf(h, n, "communication takes %.0f%% of each step: overlap it with compute (bucketed all-reduce), "
 			 "send fewer and larger messages, or accumulate gradients over more steps",
-			 ev(v, "communication_share") * 100);
+			 diag_evidence(v, "communication_share") * 100);
 		break;
 	case DIAG_CHECKPOINT:
 		if (th->mtbf_s > 0 && isfinite(c))
 			snprintf(h, n, "checkpoints take %.0f%% of the run (%.1f s each, one every %.0f s); for a mean time "
 				 "between failures of %.1f h, Young/Daly's interval is %.0f s",
-				 ev(v, "checkpoint_share") * 100, c, every, th->mtbf_s / 3600, sqrt(2 * c * th->mtbf_s));
+				 diag_evidence(v, "checkpoint_share") * 100, c, every, th->mtbf_s / 3600, sqrt(2 * c * th->mtbf_s));
 		else
 			snprintf(h, n, "checkpoints take %.0f%% of the run (%.1f s each, one every %.0f s): checkpoint less "
 				 "often or asynchronously; set diag_mtbf_hours for Young/Daly's interval",
-				 ev(v, "checkpoint_share") * 100, c, every);
+				 diag_evidence(v, "checkpoint_share") * 100, c, every);
 		break;
 	case DIAG_GPU_IDLE:
 		snprintf(h, n, "its %.0f GPU(s) are busy %.0f%% of the time: feed them faster (loader workers, larger "
-			 "batch, data on the GPU) or ask for fewer GPUs", ev(v, "gpus"), ev(v, "gpu_util_percent"));
+			 "batch, data on the GPU) or ask for fewer GPUs", diag_evidence(v, "gpus"), diag_evidence(v, "gpu_util_percent"));
 		break;
 	default:
 		break;

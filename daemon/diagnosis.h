@@ -93,6 +93,9 @@ struct diag_verdict {
 	char hint[320];
 };
 
+/* The mean of verdict v's evidence figure name, NAN when it has none. */
+double diag_evidence(const struct diag_verdict *v, const char *name);
+
 /*
  * Evaluates windows w[0..n) (ascending, contiguous) under th into out
  * (room for max verdicts, in order of start).  Each kind's condition must

@@ -63,6 +63,16 @@ find(const struct diag_verdict *v, size_t n, enum diag_kind k)
 	return NULL;
 }
 
+/* The hint of the verdict of kind k, which must be there. */
+static const char *
+hint_of(const struct diag_verdict *v, size_t n, enum diag_kind k)
+{
+	const struct diag_verdict *x = find(v, n, k);
+
+	assert_non_null(x);
+	return x != NULL ? x->hint : "";
+}
+
 static void
 test_healthy_gets_no_verdict(void **state)
 {
@@ -291,12 +301,10 @@ test_communication_and_checkpoint(void **state)
 	t.mtbf_s = 3600;
 	n = run(w, NW, &t, v);
 	assert_int_equal(n, 2);
-	assert_non_null(find(v, n, DIAG_COMM_BOUND));
-	assert_non_null(strstr(find(v, n, DIAG_COMM_BOUND)->hint, "communication takes 40%"));
-	assert_non_null(find(v, n, DIAG_CHECKPOINT));
+	assert_non_null(strstr(hint_of(v, n, DIAG_COMM_BOUND), "communication takes 40%"));
 	/* Young/Daly: sqrt(2 * 0.5 s * 3600 s) = 60 s. */
-	assert_non_null(strstr(find(v, n, DIAG_CHECKPOINT)->hint, "0.5 s each"));
-	assert_non_null(strstr(find(v, n, DIAG_CHECKPOINT)->hint, "interval is 60 s"));
+	assert_non_null(strstr(hint_of(v, n, DIAG_CHECKPOINT), "0.5 s each"));
+	assert_non_null(strstr(hint_of(v, n, DIAG_CHECKPOINT), "interval is 60 s"));
 }
 
 static void
