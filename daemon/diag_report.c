@@ -328,18 +328,28 @@ fix_json(const json_t *rec, const char *text, const char *env, const char *knob,
 			 "expected_gain", json_object_get(rec, "expected_gain"), "jobs", json_object_get(rec, "jobs"));
 }
 
-/* The thread count to run with: the tuner's, never above the CPUs the job may use. */
+/*
+ * The thread count to run with: the tuner's, never above the CPUs the job
+ * may use; an oversubscribed job running a config whose intra-op times
+ * inter-op threads exceed them is told so (nested pools multiply).
+ */
 static json_t *
-fix_threads(const struct diag_verdict *v, const json_t *rec, long threads)
+fix_threads(const struct diag_verdict *v, const json_t *rec, long threads, const json_t *config)
 {
 	double allowed = diag_evidence(v, "allowed_cpus");
-	char text[200];
+	json_int_t intra = json_integer_value(json_object_get(config, "intra_threads"));
+	json_int_t inter = json_integer_value(json_object_get(config, "interop_threads"));
+	char text[240];
 
 	if (isfinite(allowed) && allowed >= 1 && threads > (long)allowed)
 		threads = (long)allowed;
 	if (v->kind == DIAG_UNDERUSE && isfinite(allowed) && threads < (long)allowed)
 		snprintf(text, sizeof(text), "ask for %ld CPU(s): the best known setting runs %ld thread(s)", threads,
 			 threads);
+	else if (v->kind == DIAG_OVERSUBSCRIBED && intra > 0 && inter > 1 && isfinite(allowed) &&
+		 (double)(intra * inter) > allowed)
+		snprintf(text, sizeof(text), "run with OMP_NUM_THREADS=%ld (it runs %lld intra-op x %lld inter-op "
+			 "threads on %.0f CPUs)", threads, (long long)intra, (long long)inter, allowed);
 	else
 		snprintf(text, sizeof(text), "run with OMP_NUM_THREADS=%ld", threads);
 	return fix_json(rec, text, "OMP_NUM_THREADS", "intra_threads", threads);
@@ -360,7 +370,7 @@ fix_for(struct tuner *t, const struct diag_verdict *v, const json_t *job)
 			      json_string_value(json_object_get(job, "objective")));
 	config = json_object_get(rec, "config");
 	if (v->kind != DIAG_INPUT_BOUND && json_is_integer(knob = json_object_get(config, "intra_threads"))) {
-		fix = fix_threads(v, rec, (long)json_integer_value(knob));
+		fix = fix_threads(v, rec, (long)json_integer_value(knob), json_object_get(job, "config"));
 	} else if (v->kind == DIAG_INPUT_BOUND &&
 		   json_is_integer(knob = json_object_get(config, "dataloader_workers"))) {
 		snprintf(text, sizeof(text), "run with DLPROF_DATALOADER_WORKERS=%lld",
