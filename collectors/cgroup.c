@@ -161,3 +161,73 @@ cgroup_cpu_limits(const char *sys_root, const struct cgroup_slurm *cg, double *q
 		*cpuset_cpus = 0;
 	return found ? 0 : -1;
 }
+
+int
+cgroup_parse_memory_path(const char *text, char *path, size_t len)
+{
+	const char *line = text, *c1, *c2;
+	int version = 0;
+
+	while (line != NULL && *line != '\0') {
+		c1 = strchr(line, ':');
+		c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+		if (c1 == NULL || c2 == NULL)
+			return 0;
+		if ((c2 - c1 - 1 == 6 && strncmp(c1 + 1, "memory", 6) == 0) ||
+		    (c2 == c1 + 1 && strncmp(line, "0:", 2) == 0 && version == 0)) {
+			snprintf(path, len, "%.*s", (int)strcspn(c2 + 1, "\n"), c2 + 1);
+			version = c2 == c1 + 1 ? 2 : 1;
+			if (version == 1)
+				return 1;
+		}
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	return version;
+}
+
+/* One cgroup's own memory limit in bytes (0: none); -1 when it has no such file. */
+static int
+memory_limit_at(const char *sys_root, const char *path, int version, double *bytes)
+{
+	char buf[64];
+	double v;
+
+	*bytes = 0;
+	if (version == 2) {
+		if (procfs_readf(buf, sizeof(buf), "%s/fs/cgroup/%s/memory.max", sys_root, path) < 0)
+			return -1;
+		if (strncmp(buf, "max", 3) == 0)
+			return 0;
+	} else if (procfs_readf(buf, sizeof(buf), "%s/fs/cgroup/memory/%s/memory.limit_in_bytes", sys_root, path) < 0) {
+		return -1;
+	}
+	v = strtod(buf, NULL);
+	/* v1 says "no limit" with the page counter's maximum, about 2^63. */
+	*bytes = v > 0 && v < 0x1p60 ? v : 0;
+	return 0;
+}
+
+int
+cgroup_memory_limit(const char *sys_root, const char *path, int version, double *bytes)
+{
+	char dir[512], *slash;
+	double v;
+	int found = -1;
+
+	/* Limits nest: Slurm sets the job's, and its tasks' cgroups below say "max". */
+	*bytes = 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (;;) {
+		if (memory_limit_at(sys_root, dir, version, &v) == 0) {
+			found = 0;
+			if (v > 0 && (*bytes == 0 || v < *bytes))
+				*bytes = v;
+		}
+		if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	return found;
+}

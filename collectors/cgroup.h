@@ -40,4 +40,21 @@ int cgroup_parse_cpu_max(const char *text, double *cores);
  */
 int cgroup_cpu_limits(const char *sys_root, const struct cgroup_slurm *cg, double *quota_cores, int *cpuset_cpus);
 
+/*
+ * The memory cgroup of a process from /proc/PID/cgroup text: a v1 line of
+ * the memory controller, else the unified (v2) line.  Returns 1 or 2 (the
+ * version) with path filled (relative to the hierarchy root), 0 when the
+ * text names none.
+ */
+int cgroup_parse_memory_path(const char *text, char *path, size_t len);
+
+/*
+ * The memory limit a cgroup is under, in bytes: the smallest of its own and
+ * its ancestors' (v2 memory.max under sys_root/fs/cgroup/PATH, v1
+ * memory.limit_in_bytes under sys_root/fs/cgroup/memory/PATH), 0 when none
+ * sets one ("max", or v1's page-counter maximum).  -1 when no such file is
+ * found on the way up.
+ */
+int cgroup_memory_limit(const char *sys_root, const char *path, int version, double *bytes);
+
 #endif

@@ -43,6 +43,7 @@ const struct metric_info metric_catalogue[] = {
 	{"cpu.quota_cores", J, "cores", "cpu_quota_cores", G, 1, "CPU quota of the job's cgroup"},
 	{"cpu.cpuset_cpus", J, "cpus", "cpuset_cpus", G, 1, "CPUs in the job's cgroup cpuset"},
 	{"mem.rss_bytes", J, "bytes", "memory_rss_bytes", G, 1, "Resident memory of the job's processes"},
+	{"mem.limit_bytes", J, "bytes", "memory_limit_bytes", G, 1, "Memory limit of the job's cgroup"},
 	{"mem.minor_faults_per_s", J, "1/s", "minor_page_faults_per_second", G, 1, "Minor page faults"},
 	{"mem.major_faults_per_s", J, "1/s", "major_page_faults_per_second", G, 1, "Major page faults"},
 	{"sched.switches_per_s", J, "1/s", "context_switches_per_second", G, 1,

@@ -73,6 +73,7 @@ struct proc_job {
 	double limits_mono;            /* when the limits were read; 0: never */
 	int allowed, cpuset;           /* CPUs; 0: unknown */
 	double quota;                  /* cores; 0: none */
+	double mem_limit;              /* bytes, its first process's memory cgroup; 0: none */
 };
 
 struct proc_ctx {
@@ -465,15 +466,19 @@ proc_read_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_
 	struct cgroup_slurm cg;
 	char buf[8192], list[4096];
 	double quota;
-	int cpus;
+	int cpus, version;
 
 	j->allowed = j->cpuset = 0;
-	j->quota = 0;
+	j->quota = j->mem_limit = 0;
 	if (job->npids > 0 &&
 	    procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)job->pids[0]) >= 0 &&
 	    procfs_status_str(buf, "Cpus_allowed_list", list, sizeof(list)) == 0 &&
 	    (cpus = procfs_cpulist_count(list)) > 0)
 		j->allowed = cpus;
+	/* The memory limit the job's processes live under, Slurm's or any other cgroup's. */
+	if (job->npids > 0 && procfs_readf(buf, sizeof(buf), "%s/%d/cgroup", c->proc_root, (int)job->pids[0]) >= 0 &&
+	    (version = cgroup_parse_memory_path(buf, list, sizeof(list))) > 0)
+		cgroup_memory_limit(c->sys_root, list, version, &j->mem_limit);
 	if (job->cgroup == NULL)
 		return;
 	memset(&cg, 0, sizeof(cg));
@@ -498,6 +503,8 @@ proc_put_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 		collector_put(out, job->id, j->quota, "cpu.quota_cores");
 	if (j->cpuset > 0)
 		collector_put(out, job->id, j->cpuset, "cpu.cpuset_cpus");
+	if (j->mem_limit > 0)
+		collector_put(out, job->id, j->mem_limit, "mem.limit_bytes");
 }
 
 static void

@@ -18,6 +18,8 @@ void api_jobs_list(const struct http_request *req, struct http_response *resp);
 void api_jobs_register(const struct http_request *req, struct http_response *resp);
 void api_job_get(const struct http_request *req, struct http_response *resp);
 void api_job_end(const struct http_request *req, struct http_response *resp);
+/* api_report.c */
+void api_job_report(const struct http_request *req, struct http_response *resp);
 /* api_ingest.c */
 void api_job_metrics(const struct http_request *req, struct http_response *resp);
 /* api_series.c */

@@ -12,9 +12,11 @@
 
 #include "api.h"
 #include "app.h"
+#include "diag_report.h"
 #include "metrics.h"
 #include "sampler.h"
 #include "stats.h"
+#include "store.h"
 
 static const char *const scope_prefix[] = {
 	[METRIC_NODE] = "dlprofd_node_",
@@ -141,6 +143,30 @@ put_likwid(FILE *out, const struct sampler_snapshot *snap)
 	}
 }
 
+/* One series per verdict active now (diag_report.h): kinds are a fixed set, so labels stay bounded. */
+static void
+put_verdicts(FILE *out, struct app *app, const struct sampler_snapshot *snap)
+{
+	unsigned kinds;
+	int head = 0, k;
+	size_t i;
+
+	for (i = 0; app->diag != NULL && i < snap->njobs; i++) {
+		if (diag_active(app, snap->jobs[i].id, &kinds) != STORE_OK)
+			continue;
+		for (k = 0; k < DIAG_NKINDS; k++) {
+			if (!(kinds & (1u << k)))
+				continue;
+			if (!head++)
+				family_head(out, "dlprofd_job_", "verdict", "gauge",
+					    "1 for each diagnosis verdict that holds for the job now (GET /api/v1/jobs/ID/report)");
+			fputs("dlprofd_job_verdict{", out);
+			put_job_labels(out, &snap->jobs[i]);
+			fprintf(out, ",kind=\"%s\"} 1\n", diag_kind_name((enum diag_kind)k));
+		}
+	}
+}
+
 static void
 put_sampler(FILE *out, const struct sampler_snapshot *snap)
 {
@@ -201,6 +227,7 @@ api_metrics(const struct http_request *req, struct http_response *resp)
 		for (i = 0; i < metric_catalogue_len; i++)
 			put_family(out, &snap, &metric_catalogue[i]);
 		put_likwid(out, &snap);
+		put_verdicts(out, req->app, &snap);
 		put_sampler(out, &snap);
 		sampler_snapshot_free(&snap);
 	}

@@ -13,6 +13,7 @@ struct node_info;
 struct tuner;
 struct sampler;
 struct daemon_stats;
+struct diag;
 
 /*
  * Limits that handlers read on every request.  Copied from the configuration
@@ -30,6 +31,7 @@ struct app {
 	struct tuner *tuner;           /* NULL until the tuner exists */
 	struct sampler *sampler;       /* NULL when sampling is off */
 	struct daemon_stats *stats;
+	struct diag *diag;             /* job diagnosis: thresholds and /metrics' cache; NULL: off */
 	struct app_limits limits;
 	const char *web_root;          /* owned by the configuration in force */
 };

@@ -38,6 +38,12 @@ struct config {
 	long queue_limit;
 	double explore_share;
 	double gain_threshold;
+	double diag_sustain_s;           /* the diagnosis' thresholds (diagnosis.h) */
+	double diag_lookback_s;
+	double diag_underuse_share, diag_gpu_idle_percent, diag_oversub_ratio;
+	double diag_input_share, diag_comm_share, diag_checkpoint_share, diag_mtbf_hours;
+	double diag_memory_share, diag_major_faults, diag_imbalance_ratio;
+	double diag_ipc_low, diag_ipc_high, diag_llc_mpki, diag_peak_flops, diag_peak_bandwidth;
 	char *proc_root;
 	char *sys_root;
 	bool foreground;

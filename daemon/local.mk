@@ -24,6 +24,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_ingest.c \
 	daemon/api_static.c \
 	$(COLLECTOR_SOURCES) \
+	$(DIAG_SOURCES) \
 	$(TUNER_SOURCES)
 nodist_daemon_libdlprof_a_SOURCES = daemon/migrations.c
 

@@ -25,6 +25,7 @@
 
 #include "app.h"
 #include "config.h"
+#include "diag_report.h"
 #include "log.h"
 #include "node.h"
 #include "router.h"
@@ -88,6 +89,23 @@ static void apply_limits(struct app *app, const struct config *cfg)
 	atomic_store(&app->limits.max_sample_skew_s, 300.0);
 }
 
+static struct diag_options diag_options_of(const struct config *cfg)
+{
+	return (struct diag_options){
+		.th = {.sustain_s = cfg->diag_sustain_s, .underuse_share = cfg->diag_underuse_share,
+		       .gpu_idle_percent = cfg->diag_gpu_idle_percent, .oversub_ratio = cfg->diag_oversub_ratio,
+		       .input_share = cfg->diag_input_share, .comm_share = cfg->diag_comm_share,
+		       .checkpoint_share = cfg->diag_checkpoint_share, .mtbf_s = cfg->diag_mtbf_hours * 3600,
+		       .memory_share = cfg->diag_memory_share, .major_faults_per_s = cfg->diag_major_faults,
+		       .imbalance_ratio = cfg->diag_imbalance_ratio, .ipc_low = cfg->diag_ipc_low,
+		       .llc_mpki = cfg->diag_llc_mpki, .ipc_high = cfg->diag_ipc_high,
+		       .peak_flops = cfg->diag_peak_flops, .peak_bandwidth = cfg->diag_peak_bandwidth},
+		/* Verdicts are judged per stored window: finer ones do not exist. */
+		.window_s = cfg->store_interval_s > cfg->interval_s ? cfg->store_interval_s : cfg->interval_s,
+		.lookback_s = cfg->diag_lookback_s,
+	};
+}
+
 static void apply_log_level(const struct config *cfg)
 {
 	enum log_level level = LOG_LEVEL_INFO;
@@ -117,6 +135,7 @@ static int daemon_start(struct daemon *d)
 {
 	const struct config *cfg = d->cfg;
 	struct store_options so = {.queue_limit = (size_t)cfg->queue_limit, .readers = 4};
+	struct diag_options dio = diag_options_of(cfg);
 	struct tuner_options to = {.explore_share = cfg->explore_share, .gain_threshold = cfg->gain_threshold};
 	struct sampler_options sam = {.interval_s = cfg->interval_s, .store_interval_s = cfg->store_interval_s,
 				      .discovery_interval_s = cfg->discovery_interval_s,
@@ -156,6 +175,8 @@ static int daemon_start(struct daemon *d)
 		return -1;
 	if (!(d->app.tuner = tuner_open(d->app.store, &d->node, &to)))
 		return -1;
+	if (!(d->app.diag = diag_new(&dio)))
+		return -1;
 	if (!(d->app.sampler = sampler_start(&d->app, &sam)))
 		return -1;
 	if (!(d->server = server_start(&d->app, &srv)))
@@ -174,6 +195,7 @@ static void daemon_stop(struct daemon *d)
 	if (d->app.tuner)
 		tuner_close(d->app.tuner);
 	store_close(d->app.store);
+	diag_free(d->app.diag);
 	stats_free(d->app.stats);
 	free(d->web_root);
 	config_free(d->cfg);
@@ -182,6 +204,7 @@ static void daemon_stop(struct daemon *d)
 static void daemon_reload(struct daemon *d)
 {
 	struct config *fresh = config_reload(d->cfg, d->argc, d->argv);
+	struct diag_options diag_options;
 	char restart[256];
 
 	if (!fresh) {
@@ -195,6 +218,8 @@ static void daemon_reload(struct daemon *d)
 	apply_limits(&d->app, fresh);
 	server_set_access(d->server, fresh->token, fresh->read_access);
 	sampler_set_interval(d->app.sampler, fresh->interval_s, fresh->store_interval_s, fresh->discovery_interval_s);
+	diag_options = diag_options_of(fresh);
+	diag_set_options(d->app.diag, &diag_options);
 	config_free(d->cfg);
 	d->cfg = fresh;
 	log_info("reload: configuration %s applied", fresh->config_path);

@@ -35,6 +35,14 @@ static const char sql_series_count[] =
 	"  AND (?5 IS NULL OR phase = ?5))"
 	" + (SELECT count(*) FROM samples_rollup WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
 	"  AND (?5 IS NULL OR phase = ?5))";
+/* A job's samples of every name and phase in buckets of ?4 seconds from ?2: mean, sum and count. */
+static const char sql_buckets[] =
+	"WITH pts(name, phase, t, v, n) AS ("
+	" SELECT name, coalesce(phase, ''), t, value, 1 FROM samples WHERE job_id = ?1 AND t >= ?2 AND t < ?3"
+	" UNION ALL"
+	" SELECT name, phase, t, mean, n FROM samples_rollup WHERE job_id = ?1 AND t >= ?2 AND t < ?3)"
+	" SELECT name, phase, CAST((t - ?2) / ?4 AS INTEGER) AS b, sum(v * n) / sum(n), sum(v * n), sum(n)"
+	" FROM pts GROUP BY name, phase, b";
 static const char sql_rollup_insert[] =
 	"INSERT INTO samples_rollup (job_id, t, name, phase, n, mean, min, max)"
 	" SELECT job_id, CAST(t / 60 AS INTEGER) * 60.0, name, coalesce(phase, ''), count(*), avg(value),"
@@ -216,6 +224,40 @@ store_series(struct store *st, const struct store_series_query *q, json_t **poin
 	*from_out = from;
 	*to_out = to;
 	return STORE_OK;
+}
+
+int
+store_series_buckets(struct store *st, int64_t job_id, double from, double to, double width, store_bucket_fn fn,
+		     void *arg)
+{
+	struct store_conn *c = store_reader(st);
+	sqlite3_stmt *s = store_stmt(c, sql_buckets);
+	struct store_bucket b;
+	int rc, r = STORE_OK;
+
+	if (s == NULL) {
+		store_reader_done(st, c);
+		return STORE_EIO;
+	}
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_double(s, 2, from);
+	sqlite3_bind_double(s, 3, to);
+	sqlite3_bind_double(s, 4, width);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		b.name = (const char *)sqlite3_column_text(s, 0);
+		b.phase = (const char *)sqlite3_column_text(s, 1);
+		b.bucket = sqlite3_column_int64(s, 2);
+		b.mean = sqlite3_column_double(s, 3);
+		b.sum = sqlite3_column_double(s, 4);
+		b.count = sqlite3_column_double(s, 5);
+		if (b.name != NULL && b.phase != NULL)
+			fn(&b, arg);
+	}
+	if (rc != SQLITE_DONE)
+		r = store_fail(c, rc, "job buckets");
+	sqlite3_reset(s);
+	store_reader_done(st, c);
+	return r;
 }
 
 static int

@@ -49,6 +49,24 @@ struct store_series_query {
 int store_series(struct store *st, const struct store_series_query *q, json_t **points, double *from_out,
 		 double *to_out);
 
+/* One name and phase of a job in one bucket (see store_series_buckets). */
+struct store_bucket {
+	const char *name;
+	const char *phase;         /* "" for none */
+	int64_t bucket;            /* (t - from) / width, rounded down */
+	double mean, sum, count;   /* of the values in the bucket */
+};
+typedef void (*store_bucket_fn)(const struct store_bucket *b, void *arg);
+
+/*
+ * Every series of a job over [from, to), raw and rolled up, in buckets of
+ * width seconds: fn is called once per name, phase and bucket that holds
+ * samples (strings valid during the call only).  Series that repeat a value
+ * are stored sparsely (sample_window.h), so a bucket may lack them.
+ */
+int store_series_buckets(struct store *st, int64_t job_id, double from, double to, double width, store_bucket_fn fn,
+			 void *arg);
+
 /*
  * Queues the rollup: raw samples before cutoff (rounded down to a minute)
  * become per-minute rows (n, mean, min, max) and are deleted.  Returns at

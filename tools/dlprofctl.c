@@ -16,6 +16,7 @@
 #include <sys/time.h>
 
 #include "ctl_format.h"
+#include "ctl_report.h"
 #include "ctl_http.h"
 #include "ctl_table.h"
 
@@ -53,6 +54,7 @@ static const char *const ctl_usage_text =
 	"  workloads                       workloads and their best known settings\n"
 	"  recommend WORKLOAD [K=V...] [--format env|json]\n"
 	"                                  settings to start a job of WORKLOAD with\n"
+	"  report JOB                      what holds the job back: verdicts, hints, fixes\n"
 	"  report JOB NAME=VALUE... [--phase NAME]\n"
 	"                                  send metric samples for a job\n"
 	"  end JOB [--exit-status N]       mark a job ended\n"
@@ -638,6 +640,30 @@ done:
 	return rc;
 }
 
+/* report JOB: the job's diagnosis. */
+static int cmd_diagnosis(const struct ctl *c, const char *arg)
+{
+	json_t *answer = NULL;
+	char path[80];
+	long long id;
+	int rc = resolve_job(c, arg, &id);
+
+	if (rc != CTL_EXIT_OK)
+		return rc;
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/report", id);
+	rc = ctl_call(c, "GET", path, NULL, &answer, NULL);
+	if (rc == CTL_EXIT_OK && !json_is_array(json_object_get(answer, "verdicts")))
+		rc = CTL_EXIT_BAD_REPLY;
+	if (rc == CTL_EXIT_OK) {
+		if (c->json)
+			print_json(answer);
+		else
+			ctl_print_report(stdout, answer);
+	}
+	json_decref(answer);
+	return rc;
+}
+
 /* Ends one job; prints what happened.  Returns an exit code. */
 static int end_one(const struct ctl *c, long long id, const json_t *body)
 {
@@ -811,6 +837,8 @@ static int run_command(struct ctl *c, int argc, char **argv)
 		return cmd_workloads(c);
 	if (strcmp(cmd, "recommend") == 0 && argc >= 2)
 		return cmd_recommend(c, argv[1], argv + 2, argc - 2);
+	if (strcmp(cmd, "report") == 0 && argc == 2)
+		return cmd_diagnosis(c, argv[1]);
 	if (strcmp(cmd, "report") == 0 && argc >= 3)
 		return cmd_report(c, argv[1], argv + 2, argc - 2);
 	if (strcmp(cmd, "end") == 0 && argc == 2)

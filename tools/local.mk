@@ -7,7 +7,8 @@ tools_dlprofctl_SOURCES = \
 	tools/dlprofctl.c \
 	tools/ctl_http.c tools/ctl_http.h \
 	tools/ctl_table.c tools/ctl_table.h \
-	tools/ctl_format.c tools/ctl_format.h
+	tools/ctl_format.c tools/ctl_format.h \
+	tools/ctl_report.c tools/ctl_report.h
 tools_dlprofctl_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)
 tools_dlprofctl_LDADD = $(CURL_LIBS) $(JANSSON_LIBS)
 

@@ -43,11 +43,13 @@ EXTRA_DIST += web/vendor/uplot/README.md
 TESTS += \
 	tests/browser/static.mjs \
 	tests/browser/pages.mjs \
-	tests/browser/safety.mjs
+	tests/browser/safety.mjs \
+	tests/browser/diagnosis.mjs
 EXTRA_DIST += \
 	tests/browser/static.mjs \
 	tests/browser/pages.mjs \
 	tests/browser/safety.mjs \
+	tests/browser/diagnosis.mjs \
 	tests/browser/lib/tap.mjs \
 	tests/browser/lib/harness.mjs \
 	tests/browser/lib/seed.mjs \

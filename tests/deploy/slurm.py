@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from harness import BUILDDIR, SRCDIR, Daemon, Tap  # noqa: E402
+from harness import BUILDDIR, SRCDIR, Daemon, Tap, wait_until  # noqa: E402
 
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]
 PROGRAMS = ["slurmctld", "slurmd", "munged", "sbatch", "srun", "sinfo", "squeue", "scontrol"]
@@ -196,7 +196,7 @@ class Cluster:
         with open(path, "w") as f:
             f.write("#!/bin/sh\n" + script + "\n")
         os.chmod(path, 0o755)
-        out = path + ".out"
+        out = self.last_out = path + ".out"
         p = subprocess.run(["sbatch", "--parsable", "-o", out, "-e", out] + list(args) + [path],
                            env=dict(self.env, **(env or {})), capture_output=True, text=True,
                            timeout=60)
@@ -399,6 +399,13 @@ def run_hooks(tap, cluster, root):
             assert jobs and jobs[0]["state"] == "ended", jobs
             assert jobs[0]["exit_status"] == 3, jobs
 
+        @tap.test("Epilog: the job's diagnosis is appended to its output")
+        def _():
+            def appended():
+                with open(cluster.last_out) as f:
+                    return "dlprof diagnosis of job" in f.read()
+            wait_until(appended, timeout=15)
+
         rc, out = cluster.srun(SHOW_ENV, env={"DLPROF_WORKLOAD": "deploy-b"})
         env = job_env(out)
 
@@ -433,6 +440,19 @@ def run_hooks(tap, cluster, root):
             assert rc == 0, out
             assert env.get("DLPROF_WORKLOAD") == "" and env.get("OMP_NUM_THREADS") == "", out
             assert daemon_jobs(d, "slurm:" + job) == [], daemon_jobs(d, "slurm:" + job)
+
+        with open(hooks_conf, "w") as f:
+            f.write("socket=%s\ntimeout=2\nreport=no\n" % d.socket_path)
+        job, rc, out = cluster.sbatch(SHOW_ENV, "-J", "deploy-quiet")
+
+        @tap.test("Epilog with report=no: the job ends, nothing is appended")
+        def _():
+            wait_ended(d, "slurm:" + job)
+            time.sleep(1)
+            with open(cluster.last_out) as f:
+                text = f.read()
+            assert daemon_jobs(d, "slurm:" + job)[0]["state"] == "ended", daemon_jobs(d, "slurm:" + job)
+            assert "dlprof diagnosis" not in text, text
 
     # The daemon is stopped: jobs must run as if dlprof were absent.
     job, rc, out = cluster.sbatch(SHOW_ENV + "; echo done", "-J", "deploy-down")

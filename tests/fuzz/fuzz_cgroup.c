@@ -1,8 +1,9 @@
 /*
  * libFuzzer target for the cgroup parsers of collectors/cgroup.c: the input
- * is parsed as /proc/PID/cgroup text and as a cpu.max line, and written into
- * a fake sys root as every CPU-limit file cgroup_cpu_limits reads (v2 and
- * v1 layouts), so the readers see hostile file contents too.
+ * is parsed as /proc/PID/cgroup text (for the Slurm job and the memory
+ * cgroup) and as a cpu.max line, and written into a fake sys root as every
+ * CPU- and memory-limit file the readers read (v2 and v1 layouts), so they
+ * see hostile file contents too.
  */
 #undef NDEBUG   /* the checks below are the point */
 #include <assert.h>
@@ -26,6 +27,8 @@ static const char *const limit_files[] = {
 	"fs/cgroup/cpu/job_1/cpu.cfs_quota_us",
 	"fs/cgroup/cpu/job_1/cpu.cfs_period_us",
 	"fs/cgroup/cpuset/job_1/cpuset.cpus",
+	"fs/cgroup/job_1/memory.max",
+	"fs/cgroup/memory/job_1/memory.limit_in_bytes",
 	NULL,
 };
 
@@ -41,7 +44,8 @@ static void cleanup(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const char *const dirs[] = {"fs", "fs/cgroup", "fs/cgroup/job_1", "fs/cgroup/cpu",
-					   "fs/cgroup/cpu/job_1", "fs/cgroup/cpuset", "fs/cgroup/cpuset/job_1", NULL};
+					   "fs/cgroup/cpu/job_1", "fs/cgroup/cpuset", "fs/cgroup/cpuset/job_1",
+					   "fs/cgroup/memory", "fs/cgroup/memory/job_1", NULL};
 	char path[400];
 
 	(void)argc;
@@ -64,7 +68,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void fuzz_limits(const uint8_t *data, size_t size)
 {
 	struct cgroup_slurm cg = {.job = 1, .path = "job_1"};
-	double quota;
+	double quota, bytes;
 	int cpus;
 
 	for (int i = 0; limit_files[i]; i++) {
@@ -80,6 +84,8 @@ static void fuzz_limits(const uint8_t *data, size_t size)
 	for (cg.version = 1; cg.version <= 2; cg.version++) {
 		assert(cgroup_cpu_limits(fuzz_root, &cg, &quota, &cpus) == 0);
 		assert(quota >= 0 && cpus >= 0);
+		assert(cgroup_memory_limit(fuzz_root, "/job_1", cg.version, &bytes) == 0);
+		assert(bytes >= 0 && bytes < 0x1p60);
 	}
 }
 
@@ -87,6 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
 	struct cgroup_slurm cg;
+	char mem_path[512];
 	double cores;
 	int r;
 
@@ -101,6 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(strlen(cg.path) < sizeof(cg.path) && strstr(cg.path, "job_"));
 		assert(strlen(cg.step) < sizeof(cg.step) && strlen(cg.controller) < sizeof(cg.controller));
 	}
+	r = cgroup_parse_memory_path(text, mem_path, sizeof(mem_path));
+	assert(r >= 0 && r <= 2 && (r == 0 || strlen(mem_path) < sizeof(mem_path)));
 	if (cgroup_parse_cpu_max(text, &cores) == 0)
 		assert(cores >= 0);
 	fuzz_limits(data, size);

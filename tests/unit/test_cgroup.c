@@ -111,6 +111,38 @@ limits_v2_and_v1(void **state)
 	assert_int_equal(cgroup_cpu_limits(root, &cg, &quota, &cpus), -1);
 }
 
+/* The memory cgroup from /proc/PID/cgroup, and the limit of its nearest limiting ancestor. */
+static void
+memory_limits_v2_and_v1(void **state)
+{
+	char root[1024], text[4096], path[512], file[1100];
+	double bytes;
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/cgroup/v1-slurm.txt", fixture_path(root, sizeof(root), ""));
+	assert_non_null(f = fopen(file, "r"));
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	assert_int_equal(cgroup_parse_memory_path(text, path, sizeof(path)), 1);
+	assert_string_equal(path, "/slurm/uid_1000/job_4242/step_batch/task_0");
+	assert_int_equal(cgroup_memory_limit(fixture_path(root, sizeof(root), "sys-slurm-v1"), path, 1, &bytes), 0);
+	assert_true(bytes == 4294967296.0);
+	assert_int_equal(cgroup_parse_memory_path("0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n",
+						  path, sizeof(path)), 2);
+	assert_int_equal(cgroup_memory_limit(fixture_path(root, sizeof(root), "sys-slurm-v2"), path, 2, &bytes), 0);
+	assert_true(bytes == 8589934592.0);
+	/* The task's own cgroup says max: the job's limit above it is the one in force. */
+	assert_int_equal(cgroup_memory_limit(fixture_path(root, sizeof(root), "sys-slurm-v2"),
+					     "/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0", 2, &bytes), 0);
+	assert_true(bytes == 8589934592.0);
+	assert_int_equal(cgroup_parse_memory_path("1:name=systemd:/x\n", path, sizeof(path)), 0);
+	assert_int_equal(cgroup_memory_limit(root, "/nowhere", 2, &bytes), -1);
+	assert_true(bytes == 0);
+}
+
 int
 main(void)
 {
@@ -121,6 +153,7 @@ main(void)
 		cmocka_unit_test(malformed_text),
 		cmocka_unit_test(cpu_max_lines),
 		cmocka_unit_test(limits_v2_and_v1),
+		cmocka_unit_test(memory_limits_v2_and_v1),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,7 +38,9 @@ export function daemonMissing() {
 }
 
 export class Daemon {
-	constructor() {
+	/* args: extra flags (e.g. shorter intervals for a test). */
+	constructor(args = []) {
+		this.extraArgs = args;
 		this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dlprof-browser-'));
 		this.logText = '';
 		this.proc = null;
@@ -50,7 +52,7 @@ export class Daemon {
 		const conf = path.join(this.dir, 'none.conf');
 		fs.writeFileSync(conf, '# empty: the test passes everything as flags\n');
 		const args = ['--foreground', '--listen', '127.0.0.1:0', '--db', path.join(this.dir, 'dlprofd.db'),
-			'--web-root', path.join(SRCDIR, 'web'), '--socket', '', '--config', conf];
+			'--web-root', path.join(SRCDIR, 'web'), '--socket', '', '--config', conf, ...this.extraArgs];
 		const env = { ...process.env, ASAN_OPTIONS: process.env.ASAN_OPTIONS || 'detect_leaks=1:abort_on_error=0' };
 		this.proc = spawn(DAEMON, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
 		const collect = (d) => { this.logText += d.toString(); };
@@ -183,11 +185,11 @@ export async function screenshot(page, name) {
  * Runs body(tap, daemon) with a started daemon, skipping the file when
  * needs reports something missing; always stops the daemon.
  */
-export async function withDaemon(tap, body) {
+export async function withDaemon(tap, body, args = []) {
 	const missing = daemonMissing();
 	if (missing)
 		tap.skipAll(missing);
-	const d = new Daemon();
+	const d = new Daemon(args);
 	try {
 		await d.start();
 	} catch (e) {

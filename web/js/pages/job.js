@@ -1,5 +1,7 @@
 /*
- * The Job page: one job live.  Its throughput with the timeline of the
+ * The Job page: one job live.  Its headline first: what holds it back, in
+ * plain words, with the fix the tuner prices (GET /api/v1/jobs/{id}/report).
+ * Then its throughput with the timeline of the
  * configs the tuner assigned laid over it (one strip per phase, a band and a
  * line at each switch), then step time, loss, CPU use and busy threads, IPC
  * and cache misses, GPU and memory where they are counted, the config it
@@ -73,6 +75,39 @@ function header(job) {
 			` · ran ${fmt.duration((job.ended ?? now) - job.started)}`,
 		].join('')),
 	];
+}
+
+/* The verdicts' names as a person reads them. */
+const VERDICT_TITLES = {
+	underuses_cpus: 'Uses far less than its CPUs',
+	gpus_idle: 'GPUs mostly idle',
+	oversubscribed: 'Oversubscribed',
+	input_bound: 'Input-bound',
+	memory_pressure: 'Memory pressure',
+	imbalanced_threads: 'Imbalanced threads',
+	communication_bound: 'Communication-bound',
+	checkpoint_cost: 'Checkpoints cost',
+	memory_bound: 'Memory-bound',
+	compute_bound: 'Compute-bound',
+};
+
+/* The headline: each verdict with its hint and fix, or that nothing holds the job back. */
+function diagnosisCard(report) {
+	if (!report)
+		return null;
+	const verdicts = report.verdicts || [];
+	const notes = (report.undecided || []).map((n) => h('p', { class: 'chart-note' }, n));
+	if (!verdicts.length)
+		return h('section', { class: 'card diagnosis healthy', 'data-testid': 'diagnosis' },
+			h('p', { class: 'headline' }, report.headline || 'No problem found.'), ...notes);
+	return h('section', { class: 'card diagnosis', 'data-testid': 'diagnosis' },
+		h('h2', {}, report.state === 'running' ? 'What holds this job back' : 'What held this job back'),
+		h('ul', { class: 'verdicts' }, verdicts.map((v) => h('li', { 'data-testid': 'verdict-' + v.kind },
+			h('strong', {}, VERDICT_TITLES[v.kind] || v.kind),
+			h('span', { class: 'muted' }, v.active ? ` since ${fmt.time(v.since)}` : ` ${fmt.time(v.since)} for ${fmt.duration(v.until - v.since)}`),
+			h('p', {}, v.hint),
+			v.fix ? h('p', { class: 'fix' }, 'Fix: ', h('code', {}, v.fix.text)) : null))),
+		...notes);
 }
 
 function configCard(job) {
@@ -173,6 +208,7 @@ class JobView {
 		this.polls = 0;
 		this.earliest = null;   /* time of the job's first throughput sample, once there is one */
 		this.head = h('div', { class: 'page-head' });
+		this.diagBox = h('div');
 		this.emptyBox = h('div');
 		this.tp = new ThroughputCard();
 		this.panels = panelSpecs((re, what) => this.collectorNote(re, what))
@@ -183,7 +219,7 @@ class JobView {
 		this.cfgBox = h('div');
 		this.trialsBox = h('div');
 		this.detailsBox = h('div');
-		replace(main, this.head, this.emptyBox, this.tp.el, h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
+		replace(main, this.head, this.diagBox, this.emptyBox, this.tp.el, h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
 			this.missingNote, this.otherGrid, this.cfgBox, this.trialsBox, this.detailsBox);
 	}
 
@@ -217,6 +253,12 @@ class JobView {
 		const latest = latestMap(job.latest);
 		const names = new Set(latest.keys());
 		replace(this.head, ...header(job));
+		/* A daemon without the report (older, or diagnosis off) shows no headline. */
+		replace(this.diagBox, diagnosisCard(await api(`jobs/${encodeURIComponent(this.id)}/report`, signal).catch((e) => {
+			if (e.name === 'AbortError')
+				throw e;
+			return null;
+		})));
 		this.tp.update(latest, trials, range, job.state === 'running',
 			await series(this.id, 'samples_per_s', range[0], range[1], signal));
 		replace(this.emptyBox, names.size ? null : nothingYet(this.id));

@@ -1,0 +1,19 @@
+# The job diagnosis: sources that go into daemon/libdlprof.a, and its tests.
+DIAG_SOURCES = \
+	daemon/diagnosis.c daemon/diagnosis.h \
+	daemon/diag_sustain.c daemon/diag_sustain.h \
+	daemon/diag_report.c daemon/diag_report.h \
+	daemon/api_report.c
+
+if HAVE_CMOCKA
+DIAG_TESTS = tests/unit/test_diagnosis
+check_PROGRAMS += $(DIAG_TESTS)
+TESTS += $(DIAG_TESTS)
+tests_unit_test_diagnosis_SOURCES = tests/unit/test_diagnosis.c
+tests_unit_test_diagnosis_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_diagnosis_LDADD = $(UNIT_LDADD)
+endif
+
+# Real processes built to have each problem, against the real daemon.
+TESTS += tests/integration/test_diagnosis.py
+EXTRA_DIST += tests/integration/test_diagnosis.py
