@@ -38,12 +38,11 @@ void api_static(const struct http_request *req, struct http_response *resp);
  * when it is not a job id.
  */
 int api_job_id(const struct http_request *req, struct http_response *resp, int64_t *id);
-struct job_brief;
-/*
- * Whether the request's peer may change job b: a job registered over the
- * Unix socket belongs to that uid; other non-root uids get 403 (replied).
- */
-bool api_may_change_job(const struct http_request *req, const struct job_brief *b, struct http_response *resp);
+struct jobs_caller;
+/* The request's peer as the caller jobs.c judges. */
+void api_caller(const struct http_request *req, struct jobs_caller *who);
+/* Maps a jobs_* error (why: its reason) or a store error to a reply. */
+void api_jobs_error(struct http_response *resp, int err, const char *why, const char *what);
 /* Maps a store error to a reply (503 with Retry-After for busy/unavailable). */
 void api_store_error(struct http_response *resp, int err, const char *what);
 

@@ -1,7 +1,7 @@
 /*
- * Jobs: registration, listing, one job's view and its end.  A job registered
- * over the Unix socket belongs to the peer's uid; another non-root uid may
- * not change it.
+ * Jobs: registration, listing, one job's view and its end.  Who may
+ * register, adopt and end what is decided in jobs.c; these handlers turn a
+ * request into its call and its answer into a status.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,11 +10,8 @@
 #include "api.h"
 #include "app.h"
 #include "clock.h"
-#include "log.h"
-#include "node.h"
+#include "jobs.h"
 #include "store.h"
-#include "store_series.h"
-#include "tuner.h"
 #include "validate.h"
 
 int api_job_id(const struct http_request *req, struct http_response *resp, int64_t *id)
@@ -54,12 +51,29 @@ void api_store_error(struct http_response *resp, int err, const char *what)
 	}
 }
 
-bool api_may_change_job(const struct http_request *req, const struct job_brief *b, struct http_response *resp)
+void api_caller(const struct http_request *req, struct jobs_caller *who)
 {
-	if (!req->peer.has_uid || req->peer.uid == 0 || !b->has_uid || b->uid == req->peer.uid)
-		return true;
-	http_reply_error(resp, 403, "forbidden", "job %lld belongs to uid %u", (long long)b->id, (unsigned)b->uid);
-	return false;
+	who->has_uid = req->peer.has_uid;
+	who->uid = req->peer.uid;
+	who->token = req->peer.token_ok;
+}
+
+void api_jobs_error(struct http_response *resp, int err, const char *why, const char *what)
+{
+	switch (err) {
+	case JOBS_EFORBIDDEN:
+		http_reply_error(resp, 403, "forbidden", "%s", why);
+		return;
+	case JOBS_ENOPROC:
+		http_reply_error(resp, 400, "no_such_process", "%s", why);
+		return;
+	case JOBS_EENDED:
+		http_reply_error(resp, 409, "job_ended", "%s", why);
+		return;
+	default:
+		api_store_error(resp, err, what);
+		return;
+	}
 }
 
 void api_jobs_list(const struct http_request *req, struct http_response *resp)
@@ -82,42 +96,11 @@ void api_jobs_list(const struct http_request *req, struct http_response *resp)
 	http_reply_json(resp, 200, json_pack("{s:o}", "jobs", jobs));
 }
 
-/* The config a new job starts with: the tuner's choice, or none yet. */
-static json_t *initial_config(const struct http_request *req, int64_t id, const struct job_spec *spec,
-			      const json_t *body)
-{
-	json_t *config = NULL;
-
-	if (req->app->tuner)
-		config = tuner_job_start(req->app->tuner, id, spec->workload, spec->params_json,
-					 spec->objective ? spec->objective : "throughput",
-					 json_object_get(body, "knobs"));
-	return config ? config : json_object();
-}
-
-/*
- * A job the sampler already found (its Slurm id) is adopted rather than
- * registered twice: a prologue or the client often registers a job that
- * discovery saw first.
- */
-static int register_or_adopt(struct store *st, const struct job_spec *spec, int64_t *id, bool *adopted)
-{
-	int r;
-
-	if (spec->external_id && store_job_find_external(st, spec->external_id, id) == STORE_OK) {
-		r = store_job_adopt(st, *id, spec);
-		if (r != STORE_ENOTFOUND) {
-			*adopted = r == STORE_OK;
-			return r;
-		}
-	}
-	return store_job_register(st, spec, id);
-}
-
 void api_jobs_register(const struct http_request *req, struct http_response *resp)
 {
 	json_t *body = http_parse_json_body(req, resp), *config = NULL;
-	char *params = NULL, *knobs = NULL, *config_text = NULL, err[256];
+	char *params = NULL, *knobs = NULL, err[256];
+	struct jobs_caller who;
 	struct job_spec spec;
 	bool adopted = false;
 	int64_t id;
@@ -129,20 +112,12 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 		http_reply_error(resp, 400, "bad_request", "%s", err);
 		goto done;
 	}
-	spec.hw_class = req->app->node->hw_class;
-	spec.has_uid = req->peer.has_uid;
-	spec.uid = req->peer.uid;
-	spec.source = spec.external_id && strncmp(spec.external_id, "slurm:", 6) == 0 ? "slurm" : "registered";
 	spec.started = clock_now_s();
-	r = register_or_adopt(req->app->store, &spec, &id, &adopted);
+	api_caller(req, &who);
+	r = jobs_register(req->app->jobs, &who, &spec, json_object_get(body, "knobs"), &id, &adopted, &config, err,
+			  sizeof(err));
 	if (r != STORE_OK) {
-		api_store_error(resp, r, "register job");
-		goto done;
-	}
-	config = initial_config(req, id, &spec, body);
-	config_text = json_dumps(config, JSON_COMPACT | JSON_SORT_KEYS);
-	if (config_text && (r = store_job_set_config(req->app->store, id, config_text)) != STORE_OK) {
-		api_store_error(resp, r, "register job");
+		api_jobs_error(resp, r, err, "register job");
 		goto done;
 	}
 	http_reply_json(resp, adopted ? 200 : 201,
@@ -151,7 +126,6 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 	config = NULL;
 done:
 	json_decref(config);
-	free(config_text);
 	free(params);
 	free(knobs);
 	json_decref(body);
@@ -176,7 +150,8 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 void api_job_end(const struct http_request *req, struct http_response *resp)
 {
 	json_t *body = NULL, *exit_status;
-	struct job_brief b;
+	struct jobs_caller who;
+	char why[256];
 	int64_t id;
 	int r;
 
@@ -189,21 +164,13 @@ void api_job_end(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 400, "bad_request", "exit_status: an integer is required");
 		goto done;
 	}
-	r = store_job_brief(req->app->store, id, &b);
+	api_caller(req, &who);
+	r = jobs_end(req->app->jobs, &who, id, clock_now_s(), json_is_integer(exit_status),
+		     (int)json_integer_value(exit_status), why, sizeof(why));
 	if (r != STORE_OK) {
-		api_store_error(resp, r, "job");
+		api_jobs_error(resp, r, why, "end job");
 		goto done;
 	}
-	if (!api_may_change_job(req, &b, resp))
-		goto done;
-	r = store_job_end(req->app->store, id, clock_now_s(), json_is_integer(exit_status),
-			  (int)json_integer_value(exit_status));
-	if (r != STORE_OK) {
-		api_store_error(resp, r, "end job");
-		goto done;
-	}
-	if (req->app->tuner)
-		tuner_job_end(req->app->tuner, id);
 	http_reply_json(resp, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "ended"));
 done:
 	json_decref(body);

@@ -11,6 +11,7 @@
 struct store;
 struct node_info;
 struct tuner;
+struct jobs;
 struct sampler;
 struct daemon_stats;
 struct diag;
@@ -29,6 +30,7 @@ struct app {
 	struct store *store;
 	struct node_info *node;
 	struct tuner *tuner;           /* NULL until the tuner exists */
+	struct jobs *jobs;             /* decides every job's lifecycle (jobs.h) */
 	struct sampler *sampler;       /* NULL when sampling is off */
 	struct daemon_stats *stats;
 	struct diag *diag;             /* job diagnosis: thresholds and /metrics' cache; NULL: off */

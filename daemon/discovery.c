@@ -28,16 +28,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "app.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "discovery.h"
+#include "jobs.h"
 #include "log.h"
-#include "node.h"
 #include "procfs.h"
 #include "store.h"
 #include "store_series.h"
-#include "tuner.h"
 
 /* Seconds a registered pid's process may have started after the job: clock granularity. */
 #define DISCOVERY_START_SLACK_S 2.0
@@ -79,7 +77,7 @@ struct disc_state {
 };
 
 struct discovery {
-	struct app *app;
+	struct jobs *jobs_owner;     /* decides registrations and ends */
 	char proc_root[256];
 	long hz;
 	double btime;
@@ -103,7 +101,7 @@ struct discovery {
 };
 
 struct discovery *
-discovery_new(struct app *app, const char *proc_root)
+discovery_new(struct jobs *jobs, const char *proc_root)
 {
 	struct discovery *d = calloc(1, sizeof(*d));
 	struct procfs_cpu cpu;
@@ -113,7 +111,7 @@ discovery_new(struct app *app, const char *proc_root)
 		log_warn("%s: calloc", __func__);
 		return NULL;
 	}
-	d->app = app;
+	d->jobs_owner = jobs;
 	snprintf(d->proc_root, sizeof(d->proc_root), "%s", proc_root);
 	d->live_proc = strcmp(proc_root, "/proc") == 0;
 	d->hz = procfs_hz();
@@ -460,13 +458,11 @@ register_slurm(struct discovery *d, int64_t slurm_job, double now, struct store_
 	memset(&spec, 0, sizeof(spec));
 	spec.workload = name[0] != '\0' ? name : "slurm-job";
 	spec.params_json = "{}";
-	spec.hw_class = d->app->node != NULL ? d->app->node->hw_class : "unknown";
 	spec.external_id = ext;
 	spec.objective = "throughput";
-	spec.source = "slurm";
 	spec.command = first->comm;
 	spec.started = first->start_unix > 0 ? first->start_unix : now;
-	if (store_job_register(d->app->store, &spec, &id) != STORE_OK)
+	if (jobs_register_found(d->jobs_owner, &spec, first->pid, &id) != STORE_OK)
 		return;
 	log_info("%s: Slurm job %lld registered as job %lld (%s)", __func__, (long long)slurm_job, (long long)id,
 		 spec.workload);
@@ -504,16 +500,6 @@ register_new_slurm_jobs(struct discovery *d, double now, struct store_running_jo
 		if (k == *n)
 			register_slurm(d, job, now, running, n);
 	}
-}
-
-static void
-end_job(struct discovery *d, int64_t id, double now)
-{
-	if (store_job_end(d->app->store, id, now, false, 0) != STORE_OK)
-		return;
-	if (d->app->tuner != NULL)
-		tuner_job_end(d->app->tuner, id);
-	log_info("%s: job %lld ended: no process left", __func__, (long long)id);
 }
 
 static int
@@ -602,7 +588,7 @@ assemble_job(struct discovery *d, const struct store_running_job *rj, double now
 		if (publish_job(d, rj, stt, &s, out) == 0)
 			d->njobs++;
 	} else if (rj->pid > 0 || (stt != NULL && stt->seen)) {
-		end_job(d, rj->id, now);
+		jobs_end_gone(d->jobs_owner, rj->id, now);
 	}
 	free(s.idx);
 }
@@ -706,13 +692,13 @@ scan_due(struct discovery *d, const struct store_running_job *running, size_t n)
 static void
 refresh_running(struct discovery *d)
 {
-	unsigned long gen = store_jobs_generation(d->app->store);
+	unsigned long gen = jobs_generation(d->jobs_owner);
 	struct store_running_job *running = NULL;
 	size_t n = 0;
 
 	if (d->have_running && gen == d->running_gen)
 		return;
-	if (store_jobs_running(d->app->store, &running, &n) != STORE_OK)
+	if (jobs_running(d->jobs_owner, &running, &n) != STORE_OK)
 		return;  /* keep the last list; the store said why */
 	free(d->running);
 	d->running = running;

@@ -4,8 +4,8 @@
  * its descendants) and from Slurm (processes in a cgroup with a job_N
  * segment, or with SLURM_JOB_ID in an environment dlprofd may read); a Slurm
  * job not yet in the store is registered as source "slurm".  A job whose
- * processes are all gone is marked ended in the store (and the tuner told).
- * Used by the sampler thread only.
+ * processes are all gone is ended.  Registrations and ends go through
+ * jobs.c, which decides them.  Used by the sampler thread only.
  */
 #ifndef DLPROF_DISCOVERY_H
 #define DLPROF_DISCOVERY_H
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct app;
+struct jobs;
 struct discovery;
 
 struct discovery_job {
@@ -27,7 +27,7 @@ struct discovery_job {
 	long threads;                /* sum of num_threads over its processes */
 };
 
-struct discovery *discovery_new(struct app *app, const char *proc_root);
+struct discovery *discovery_new(struct jobs *jobs, const char *proc_root);
 void discovery_free(struct discovery *d);
 /*
  * Scan every process at most every seconds (0, the default: every update);

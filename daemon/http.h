@@ -21,12 +21,16 @@ struct http_kv {
 	const char *value;
 };
 
-/* Who sent a request.  uid is known only for the Unix socket (SO_PEERCRED). */
+/*
+ * Who sent a request.  uid is known for the Unix socket (SO_PEERCRED) and,
+ * on routes that change something, for loopback TCP (the kernel's socket
+ * table, peer_uid.c).
+ */
 struct http_peer {
 	bool loopback;      /* TCP from 127.0.0.0/8 or ::1 */
 	bool unix_socket;   /* came through the Unix socket listener */
 	bool has_uid;       /* uid below is valid */
-	uid_t uid;          /* peer's uid from SO_PEERCRED */
+	uid_t uid;          /* peer's uid */
 	bool token_ok;      /* presented the configured bearer token */
 	char addr[64];      /* printable address, for logs */
 };

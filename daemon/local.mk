@@ -15,11 +15,13 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/router.c daemon/router.h \
 	daemon/routes.c daemon/api.h \
 	daemon/server.c daemon/server.h \
+	daemon/peer_uid.c daemon/peer_uid.h \
 	daemon/mhd_pool.c daemon/mhd_pool.h \
 	daemon/node.c daemon/node.h \
 	daemon/stats.c daemon/stats.h \
 	daemon/validate.c daemon/validate.h \
 	daemon/api_node.c \
+	daemon/jobs.c daemon/jobs.h \
 	daemon/api_jobs.c \
 	daemon/api_ingest.c \
 	daemon/api_static.c \

@@ -26,6 +26,7 @@
 #include "app.h"
 #include "config.h"
 #include "diag_report.h"
+#include "jobs.h"
 #include "log.h"
 #include "node.h"
 #include "router.h"
@@ -177,6 +178,8 @@ static int daemon_start(struct daemon *d)
 		return -1;
 	if (!(d->app.diag = diag_new(&dio)))
 		return -1;
+	if (!(d->app.jobs = jobs_new(d->app.store, d->app.tuner, d->node.hw_class, cfg->proc_root)))
+		return -1;
 	if (!(d->app.sampler = sampler_start(&d->app, &sam)))
 		return -1;
 	if (!(d->server = server_start(&d->app, &srv)))
@@ -192,6 +195,7 @@ static void daemon_stop(struct daemon *d)
 {
 	server_stop(d->server);
 	sampler_stop(d->app.sampler);
+	jobs_free(d->app.jobs);
 	if (d->app.tuner)
 		tuner_close(d->app.tuner);
 	store_close(d->app.store);

@@ -585,7 +585,7 @@ sampler_start_with(struct app *app, const struct sampler_options *opt, const str
 		}
 		s->col[s->ncol].c = table[s->ncol];
 	}
-	s->disc = discovery_new(app, s->proc_root);
+	s->disc = discovery_new(app->jobs, s->proc_root);
 	if (s->disc == NULL)
 		goto fail;
 	s->pub.collectors = collectors_json_build(s);

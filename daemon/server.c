@@ -37,6 +37,7 @@
 #include "http.h"
 #include "log.h"
 #include "mhd_pool.h"
+#include "peer_uid.h"
 #include "router.h"
 #include "stats.h"
 
@@ -580,8 +581,24 @@ static bool rate_allowed(struct server *srv, const char *key, struct http_respon
 	return false;
 }
 
-static void route_request(struct server *srv, struct http_request *req, const char *key,
-			  const char *read_access, struct http_response *resp, const struct route **matched)
+/*
+ * A loopback TCP peer's uid, from the kernel's socket table: asked only on
+ * routes that change something, the ones whose rules depend on who calls.
+ */
+static void learn_tcp_uid(struct MHD_Connection *conn, struct http_peer *peer)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	uid_t uid;
+
+	if (ci && peer_uid_tcp(ci->connect_fd, &uid) == 0) {
+		peer->has_uid = true;
+		peer->uid = uid;
+	}
+}
+
+static void route_request(struct server *srv, struct MHD_Connection *conn, struct http_request *req,
+			  const char *key, const char *read_access, struct http_response *resp,
+			  const struct route **matched)
 {
 	const struct route *r;
 	char allow[64];
@@ -603,6 +620,8 @@ static void route_request(struct server *srv, struct http_request *req, const ch
 		return;
 	if (r->access == ACCESS_MUTATE && !rate_allowed(srv, key, resp))
 		return;
+	if (r->access == ACCESS_MUTATE && req->peer.loopback)
+		learn_tcp_uid(conn, &req->peer);
 	r->handler(req, resp);
 	if (resp->status == 0)
 		http_reply_error(resp, 500, "internal", "the handler gave no answer");
@@ -635,7 +654,7 @@ static void dispatch(struct listener *l, struct MHD_Connection *conn, const char
 				 HTTP_MAX_QUERY_ARGS - 1);
 		return;
 	}
-	route_request(srv, &req, key, read_access, resp, matched);
+	route_request(srv, conn, &req, key, read_access, resp, matched);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

@@ -83,7 +83,8 @@ struct job_spec {
 int store_job_register(struct store *st, const struct job_spec *spec, int64_t *id_out);
 /*
  * A registration for a running job found by discovery (same external id):
- * the job takes the registration's workload, pid, uid, objective and knobs.
+ * the job takes the registration's workload, pid, objective and knobs, and
+ * keeps its owner (the registration's uid only when it had none).
  * STORE_ENOTFOUND when it is no longer running.
  */
 int store_job_adopt(struct store *st, int64_t id, const struct job_spec *spec);
@@ -125,6 +126,14 @@ struct sample {
 
 /* Stores a batch in one transaction; returns when it is committed. */
 int store_samples_write(struct store *st, const struct sample *s, size_t n);
+/*
+ * The same for a batch that job_id's sender numbered seq (> 0) in its stream:
+ * stored only when seq is above the highest stored for (job_id, stream), in
+ * the same transaction; otherwise nothing is stored and *duplicate is set.
+ * seq 0: no number, stored as store_samples_write does.
+ */
+int store_samples_write_once(struct store *st, int64_t job_id, const char *stream, int64_t seq,
+			     const struct sample *s, size_t n, bool *duplicate);
 /* Queues a copy of the batch and returns at once (the sampler's path). */
 int store_samples_post(struct store *st, const struct sample *s, size_t n);
 

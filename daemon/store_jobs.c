@@ -21,8 +21,9 @@ static const char sql_workload_upsert[] =
 static const char sql_job_insert[] =
 	"INSERT INTO jobs (workload_id, pid, uid, objective, knobs, command, external_id, config, source, "
 	"started) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+/* Adoption keeps the owner the job has (jobs.c refuses it to another uid). */
 static const char sql_job_adopt[] =
-	"UPDATE jobs SET workload_id = ?2, pid = coalesce(?3, pid), uid = ?4, objective = ?5, knobs = ?6, "
+	"UPDATE jobs SET workload_id = ?2, pid = coalesce(?3, pid), uid = coalesce(uid, ?4), objective = ?5, knobs = ?6, "
 	"command = coalesce(?7, command) WHERE id = ?1 AND state = 'running'";
 /*
  * Ending twice keeps the first end time but takes an exit status the first

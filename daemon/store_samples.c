@@ -1,7 +1,9 @@
 /*
  * Writing samples: a batch goes in one savepoint of the writer's
  * transaction, and the newest value of each series is kept in `latest` so
- * that job views never scan the samples table.
+ * that job views never scan the samples table.  A batch with a sequence
+ * number first moves its stream's mark in `ingest_seq`, in the same
+ * savepoint: a batch at or below the mark was stored before and is skipped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,10 @@ static const char sql_latest_upsert[] =
 	"INSERT INTO latest (job_id, name, t, value) VALUES (?1, ?2, ?3, ?4) "
 	"ON CONFLICT(job_id, name) DO UPDATE SET t = excluded.t, value = excluded.value "
 	"WHERE excluded.t >= latest.t";
+/* Changes no row when ?3 is not above the stream's mark: the batch is a duplicate. */
+static const char sql_seq_advance[] =
+	"INSERT INTO ingest_seq (job_id, stream, seq) VALUES (?1, ?2, ?3) "
+	"ON CONFLICT(job_id, stream) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > ingest_seq.seq";
 
 #define LATEST_TRACKED 64
 
@@ -21,6 +27,10 @@ struct sample_batch {
 	const struct sample *s;
 	size_t n;
 	struct sample *owned;   /* posted batches: the copy, freed with the batch */
+	int64_t seq_job;        /* with seq > 0: the job whose stream's mark moves */
+	const char *stream;
+	int64_t seq;            /* 0: no sequence, always stored */
+	bool duplicate;         /* out: seq was not above the mark; nothing stored */
 };
 
 static int insert_one(struct store_conn *c, sqlite3_stmt *ins, const struct sample *x)
@@ -53,6 +63,25 @@ static int upsert_latest(struct store_conn *c, sqlite3_stmt *up, const struct sa
 	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "update latest");
 }
 
+/* Moves the stream's mark to the batch's seq, or sets b->duplicate. */
+static int advance_seq(struct store_conn *c, struct sample_batch *b)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_seq_advance);
+	int rc;
+
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, b->seq_job);
+	sqlite3_bind_text(s, 2, b->stream ? b->stream : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, b->seq);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return store_fail(c, rc, "advance ingest sequence");
+	b->duplicate = sqlite3_changes(c->db) == 0;
+	return STORE_OK;
+}
+
 /*
  * Finds the newest sample of each (job, name) in the batch, so `latest` is
  * written once per series rather than once per sample.  Series beyond
@@ -69,6 +98,10 @@ static int apply_samples(struct store_conn *c, void *arg)
 
 	if (!ins || !up)
 		return STORE_EIO;
+	if (b->seq > 0) {
+		if ((r = advance_seq(c, b)) != STORE_OK || b->duplicate)
+			return r;
+	}
 	for (size_t i = 0; i < b->n; i++) {
 		const struct sample *x = &b->s[i];
 		size_t k;
@@ -97,11 +130,24 @@ static int apply_samples(struct store_conn *c, void *arg)
 
 int store_samples_write(struct store *st, const struct sample *s, size_t n)
 {
-	struct sample_batch b = {s, n, NULL};
+	bool duplicate;
 
-	if (n == 0)
+	return store_samples_write_once(st, 0, NULL, 0, s, n, &duplicate);
+}
+
+int store_samples_write_once(struct store *st, int64_t job_id, const char *stream, int64_t seq,
+			     const struct sample *s, size_t n, bool *duplicate)
+{
+	struct sample_batch b = {.s = s, .n = n, .seq_job = job_id, .stream = stream, .seq = seq};
+	int r;
+
+	*duplicate = false;
+	/* An empty batch with a seq still moves the mark: its resend is a duplicate too. */
+	if (n == 0 && seq <= 0)
 		return STORE_OK;
-	return store_write(st, apply_samples, &b);
+	r = store_write(st, apply_samples, &b);
+	*duplicate = r == STORE_OK && b.duplicate;
+	return r;
 }
 
 static void batch_free(void *arg)

@@ -62,6 +62,33 @@ static int sample_from_json(const json_t *js, size_t i, int64_t job_id, const st
 	return 0;
 }
 
+/*
+ * The batch's optional number: seq a positive integer (JSON numbers are
+ * exact to 2^53), stream a label naming the sender, only beside a seq.
+ */
+static int sequence_from_json(const json_t *body, struct ingest_batch *out, char *err, size_t errlen)
+{
+	const json_t *seq = json_object_get(body, "seq"), *stream = json_object_get(body, "stream");
+
+	out->stream = "";
+	out->seq = 0;
+	if (seq && !json_is_null(seq)) {
+		if (!json_is_integer(seq) || json_integer_value(seq) <= 0 ||
+		    json_integer_value(seq) > 9007199254740992LL)
+			return snprintf(err, errlen, "seq: a positive integer (the batch's number) is required"), -1;
+		out->seq = json_integer_value(seq);
+	}
+	if (stream && !json_is_null(stream)) {
+		if (!json_is_string(stream) || !validate_label(json_string_value(stream), VALIDATE_NAME_MAX))
+			return snprintf(err, errlen, "stream: 1 to %d printable bytes are required", VALIDATE_NAME_MAX),
+			       -1;
+		if (out->seq == 0)
+			return snprintf(err, errlen, "stream: given without seq"), -1;
+		out->stream = json_string_value(stream);
+	}
+	return 0;
+}
+
 int validate_ingest(const json_t *body, int64_t job_id, const struct ingest_limits *lim,
 		    struct ingest_batch *out, char *err, size_t errlen)
 {
@@ -72,9 +99,13 @@ int validate_ingest(const json_t *body, int64_t job_id, const struct ingest_limi
 	size_t n;
 
 	json_object_foreach((json_t *)body, key, v) {
-		if (strcmp(key, "samples") != 0 && strcmp(key, "config") != 0)
-			return snprintf(err, errlen, "%s: unknown field (expected samples, config)", key), -1;
+		if (strcmp(key, "samples") != 0 && strcmp(key, "config") != 0 && strcmp(key, "seq") != 0 &&
+		    strcmp(key, "stream") != 0)
+			return snprintf(err, errlen, "%s: unknown field (expected samples, config, seq, stream)", key),
+			       -1;
 	}
+	if (sequence_from_json(body, out, err, errlen) < 0)
+		return -1;
 	if (!json_is_array(samples))
 		return snprintf(err, errlen, "samples: an array is required"), -1;
 	n = json_array_size(samples);

@@ -26,6 +26,8 @@ struct ingest_batch {
 	struct sample *samples;
 	size_t n;
 	const json_t *config;   /* the config the job reports, or NULL */
+	const char *stream;     /* the sender's stream name; "" when none (points into the body) */
+	int64_t seq;            /* the batch's number in its stream, > 0; 0: not numbered */
 };
 
 /* [a-z0-9_.]{1,64} */

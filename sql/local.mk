@@ -3,7 +3,8 @@ MIGRATIONS = \
 	sql/001_initial.sql \
 	sql/002_series_rollup.sql \
 	sql/003_tuner.sql \
-	sql/004_phase_index.sql
+	sql/004_phase_index.sql \
+	sql/006_ingest_seq.sql
 
 EXTRA_DIST += $(MIGRATIONS) build-aux/sql2c.sh
 BUILT_SOURCES += daemon/migrations.c

@@ -20,6 +20,7 @@
 #include "app.h"
 #include "collectors_fixture.h"
 #include "discovery.h"
+#include "jobs.h"
 #include "store.h"
 #include "store_series.h"
 
@@ -54,8 +55,9 @@ setup(void **state)
 	snprintf(f.db, sizeof(f.db), "%s/db", f.dir);
 	point_at(&f, "proc-jobs-t0");
 	f.app.store = store_open(f.db, &opts);
-	f.d = discovery_new(&f.app, f.link);
-	if (f.app.store == NULL || f.d == NULL)
+	f.app.jobs = f.app.store ? jobs_new(f.app.store, NULL, "test", f.link) : NULL;
+	f.d = f.app.jobs ? discovery_new(f.app.jobs, f.link) : NULL;
+	if (f.d == NULL)
 		return -1;
 	*state = &f;
 	return 0;
@@ -68,6 +70,7 @@ teardown(void **state)
 	char cmd[600];
 
 	discovery_free(f->d);
+	jobs_free(f->app.jobs);
 	store_close(f->app.store);
 	unlink(f->link);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "app.h"
+#include "jobs.h"
 #include "collector.h"
 #include "sampler.h"
 #include "store.h"
@@ -105,6 +106,8 @@ failing_collectors_back_off(void **state)
 	memset(&app, 0, sizeof(app));
 	app.store = store_open(db, &opts);
 	assert_non_null(app.store);
+	app.jobs = jobs_new(app.store, NULL, "test", "/proc");
+	assert_non_null(app.jobs);
 	s = sampler_start_with(&app, &so, table);
 	assert_non_null(s);
 	nanosleep(&pause, NULL);
@@ -133,6 +136,7 @@ failing_collectors_back_off(void **state)
 	assert_true(snap.nvalues >= 1 && snap.values[0].value == 42.0);
 	assert_true(snap.ncols == 3 && snap.cols[1].failures >= 2);
 	sampler_snapshot_free(&snap);
+	jobs_free(app.jobs);
 	store_close(app.store);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
