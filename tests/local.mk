@@ -33,6 +33,15 @@ tests_unit_test_validate_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_SOURCES = tests/unit/test_config.c
 tests_unit_test_config_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
+# The job lifecycle's rules (jobs.c) and the loopback peer's uid (peer_uid.c).
+check_PROGRAMS += tests/unit/test_jobs tests/unit/test_peer_uid
+TESTS += tests/unit/test_jobs tests/unit/test_peer_uid
+tests_unit_test_jobs_SOURCES = tests/unit/test_jobs.c
+tests_unit_test_jobs_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_jobs_LDADD = $(UNIT_LDADD)
+tests_unit_test_peer_uid_SOURCES = tests/unit/test_peer_uid.c
+tests_unit_test_peer_uid_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_peer_uid_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
