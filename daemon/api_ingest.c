@@ -58,9 +58,8 @@ void api_job_metrics(const struct http_request *req, struct http_response *resp)
 		api_store_error(resp, r, "metrics");
 		goto done;
 	}
-	/* A resent batch was counted when it was stored. */
-	if (!duplicate)
-		stats_count_ingest(app->stats, batch.n, false);
+	/* A resent batch's samples were counted when it was stored. */
+	stats_count_ingest(app->stats, duplicate ? 0 : batch.n, false);
 	http_reply_json(resp, 200,
 			json_pack("{s:I, s:o, s:b}", "accepted", (json_int_t)(duplicate ? 0 : batch.n), "config",
 				  config, "duplicate", duplicate));

@@ -76,10 +76,22 @@ void api_jobs_error(struct http_response *resp, int err, const char *why, const 
 	}
 }
 
+/*
+ * What a reader from the network without the token sees of a job: all but
+ * its command line, which carries another user's paths and arguments (see
+ * dlprofd.conf(5), read_access).  The key stays, null, so views keep their shape.
+ */
+static void redact_for(const struct http_request *req, json_t *job)
+{
+	if (!req->peer.loopback && !req->peer.unix_socket && !req->peer.token_ok)
+		json_object_set_new(job, "command", json_null());
+}
+
 void api_jobs_list(const struct http_request *req, struct http_response *resp)
 {
 	const char *state = http_query(req, "state");
-	json_t *jobs;
+	json_t *jobs, *job;
+	size_t i;
 	int r;
 
 	if (!state)
@@ -93,6 +105,8 @@ void api_jobs_list(const struct http_request *req, struct http_response *resp)
 		api_store_error(resp, r, "jobs");
 		return;
 	}
+	json_array_foreach(jobs, i, job)
+		redact_for(req, job);
 	http_reply_json(resp, 200, json_pack("{s:o}", "jobs", jobs));
 }
 
@@ -144,6 +158,7 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 		api_store_error(resp, r, "job");
 		return;
 	}
+	redact_for(req, job);
 	http_reply_json(resp, 200, job);
 }
 

@@ -7,6 +7,10 @@ EXTRA_DIST += tests/integration/harness.py
 TESTS += tests/integration/test_api.py
 EXTRA_DIST += tests/integration/test_api.py
 
+# Who may claim a job (other uids over the socket and loopback TCP), exactly-once ingest.
+TESTS += tests/integration/test_jobs.py
+EXTRA_DIST += tests/integration/test_jobs.py
+
 # cmocka unit tests: one per module, linked against the real sources.
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)

@@ -2,7 +2,9 @@
 # A job that is not written in Python, reporting to dlprofd with curl: it
 # registers, takes the thread count the daemon assigns, reports each step's
 # time and throughput, and ends.  Every call has a short timeout and its
-# failure is ignored, so the job runs the same with the daemon down.
+# failure is ignored, so the job runs the same with the daemon down.  Each
+# batch carries its number (seq), so one sent again because its answer was
+# lost would be stored once.
 #
 #   DLPROF_URL=http://127.0.0.1:8080 sh report-with-curl.sh [STEPS]
 #   DLPROF_SOCKET=/run/dlprofd/dlprofd.sock sh report-with-curl.sh [STEPS]
@@ -40,7 +42,7 @@ while [ "$i" -lt "$steps" ]; do
 	sleep 0.1                      # the real work of one step goes here
 	end=$(date +%s.%N)
 	# One step: its time, the items it did (here 64), per second.
-	body=$(awk -v s="$start" -v e="$end" 'BEGIN {
+	body=$(awk -v s="$start" -v e="$end" -v seq="$i" 'BEGIN {
 		d = e - s
 		printf "{\"samples\":["
 		printf "{\"t\":%.6f,\"name\":\"step_time_s\",\"value\":%.6f},", e, d
@@ -48,9 +50,9 @@ while [ "$i" -lt "$steps" ]; do
 		printf "{\"t\":%.6f,\"name\":\"phase_time_s\",\"value\":%.6f,\"phase\":\"solve\"}", e, d
 		# The settings this step ran with, so the daemon credits them.
 		if (ENVIRON["OMP_NUM_THREADS"] != "")
-			printf "],\"config\":{\"intra_threads\":%d}}", ENVIRON["OMP_NUM_THREADS"]
+			printf "],\"config\":{\"intra_threads\":%d},\"seq\":%d}", ENVIRON["OMP_NUM_THREADS"], seq
 		else
-			printf "],\"config\":{}}"
+			printf "],\"config\":{},\"seq\":%d}", seq
 	}')
 	if [ -n "$job" ]; then
 		post "$@" "$base/api/v1/jobs/$job/metrics" -d "$body" >/dev/null || true

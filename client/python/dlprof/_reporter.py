@@ -3,7 +3,8 @@
 About once a second it registers the job if that has not worked yet, sends
 the buffered samples grouped by the config they ran under, and hands each
 config the daemon answers to the session, which applies it at the job's next
-step boundary.  It never raises into the job: a daemon that is away or
+step boundary.  Batches are numbered; one whose answer was lost is sent
+again unchanged, so the daemon stores it exactly once.  It never raises into the job: a daemon that is away or
 answers errors costs one warning per outage and the samples of that time
 (kept while the buffer bound allows, re-sent when the daemon is back).
 
@@ -81,6 +82,12 @@ class Reporter:
         self._wake = threading.Event()
         self._thread = None
         self._exit_status = 0
+        # Each batch carries (stream, seq): a resend after a lost answer is
+        # recognised by the daemon and stored once.  The stream is this
+        # reporter's own, as several processes may report for one job.
+        self._stream = os.urandom(8).hex()
+        self._seq = 0                          # the last batch's number
+        self._pending = None                   # (body, pairs) sent with no answer yet
         self._cycles = threading.Condition()  # guards the two counters below
         self._asked = 0                        # flush() requests made
         self._served = 0                       # requests a finished cycle covered
@@ -209,27 +216,45 @@ class Reporter:
         """Registers if needed and sends what is buffered; False on failure."""
         if self.disabled:
             self.buffer.take()
+            self._pending = None
             return True
         if self.job_id is None and not self.register():
             return self.disabled
+        if self._pending is not None:
+            body, run = self._pending
+            self._pending = None
+            if not self._post(body, run, []):
+                return False
         items = self._fresh(self.buffer.take())
         sent = 0
         for config, run in batches(items, self.max_batch):
-            body = {"samples": [s for _, s in run], "config": config}
-            try:
-                _, doc = self.transport.request("POST", "/api/v1/jobs/%d/metrics" % self.job_id, body)
-            except Unreachable as exc:
-                self.buffer.give_back(items[sent:])
-                self.health.failed(exc)
+            self._seq += 1
+            body = {"samples": [s for _, s in run], "config": config,
+                    "seq": self._seq, "stream": self._stream}
+            if not self._post(body, run, items[sent + len(run):]):
                 return False
-            except ApiError as exc:
-                if not self._refused(exc, len(run)):
-                    self.buffer.give_back(items[sent:])
-                    return False
-            else:
-                self.health.ok()
-                self._take_config(doc)
             sent += len(run)
+        return True
+
+    def _post(self, body, run, rest):
+        """Sends one batch; False, with what is unsent kept, ends the cycle."""
+        try:
+            _, doc = self.transport.request("POST", "/api/v1/jobs/%d/metrics" % self.job_id, body)
+        except Unreachable as exc:
+            # It may have been stored before the connection broke: it is sent
+            # again as it is, same seq, and the daemon stores it at most once.
+            self._pending = (body, run)
+            self.buffer.give_back(rest)
+            self.health.failed(exc)
+            return False
+        except ApiError as exc:
+            if not self._refused(exc, len(run)):
+                # Refused whole, so stored nowhere: it may be split anew.
+                self.buffer.give_back(run + rest)
+                return False
+        else:
+            self.health.ok()
+            self._take_config(doc)
         return True
 
     def _refused(self, exc, n):

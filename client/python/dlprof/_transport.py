@@ -157,8 +157,9 @@ class Transport:
     def _exchange(self, method, path, data, headers):
         # A kept-alive connection the daemon closed in the meantime fails on
         # first use; one retry on a fresh connection tells that apart from a
-        # daemon that is gone.  Retrying is safe for our requests: metrics
-        # are only re-sent when no answer came, and end is idempotent.
+        # daemon that is gone.  A metrics batch retried after its first
+        # send went through is safe: it carries its (stream, seq), which
+        # the daemon stores at most once; end is idempotent.
         for attempt in (0, 1):
             fresh = self._conn is None
             if fresh:
