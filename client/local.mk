@@ -22,6 +22,7 @@ EXTRA_DIST += \
 CLIENT_TESTS = \
 	tests/client/session.py \
 	tests/client/resilience.py \
+	tests/client/exactly_once.py \
 	tests/client/threads.py \
 	tests/client/torch_e2e.py \
 	tests/client/curl_recipe.py \
