@@ -23,6 +23,12 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_jobs.c \
 	daemon/api_ingest.c \
 	daemon/api_static.c \
+	daemon/sampler.c daemon/sampler.h \
+	daemon/sample_window.c daemon/sample_window.h \
+	daemon/discovery.c daemon/discovery.h \
+	daemon/store_series.c daemon/store_series.h \
+	daemon/api_series.c \
+	daemon/api_prometheus.c \
 	$(COLLECTOR_SOURCES) \
 	$(TUNER_SOURCES)
 nodist_daemon_libdlprof_a_SOURCES = daemon/migrations.c

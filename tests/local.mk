@@ -39,6 +39,10 @@ tests_unit_test_store_LDADD = $(UNIT_LDADD)
 endif
 
 TESTS += tests/integration/test_allocator.py
+
+# collectors/ includes only its own headers and log.h; its fragment compiles no daemon file.
+TESTS += tests/unit/test_layering.sh
+EXTRA_DIST += tests/unit/test_layering.sh
 EXTRA_DIST += tests/integration/test_allocator.py
 
 # Suites that scripts/test also runs against the release build (jemalloc).
