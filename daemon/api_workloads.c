@@ -55,18 +55,27 @@ struct lines {
 	char *buf;
 	size_t len, cap;
 	bool shell;          /* quote values for sh */
+	bool failed;         /* a line could not be added: the text must not be sent */
 };
 
+/* Appends one line; a NULL value (a member the answer lost) fails the text like a failed allocation. */
 static void lines_export(struct lines *l, const char *name, const char *value)
 {
-	size_t need = strlen(name) + 4 * strlen(value) + 16;
+	size_t need;
 	const char *p;
 
+	if (!value) {
+		l->failed = true;
+		return;
+	}
+	need = strlen(name) + 4 * strlen(value) + 16;
 	if (l->len + need > l->cap) {
 		size_t cap = (l->cap + need) * 2;
 		char *b = realloc(l->buf, cap);
-		if (!b)
+		if (!b) {
+			l->failed = true;
 			return;
+		}
 		l->buf = b;
 		l->cap = cap;
 	}
@@ -158,7 +167,7 @@ static void export_declared(struct lines *l, const json_t *config)
 /* The exports for rec without the job's own line (so the text can be cached for every job). */
 static struct lines render_exports(const json_t *rec, bool shell)
 {
-	struct lines l = {NULL, 0, 0, shell};
+	struct lines l = {NULL, 0, 0, shell, false};
 	const json_t *config = json_object_get(rec, "config");
 	char *params = json_dumps(json_object_get(rec, "params"), JSON_COMPACT | JSON_SORT_KEYS);
 
@@ -166,14 +175,17 @@ static struct lines render_exports(const json_t *rec, bool shell)
 		/* One comment for the person reading the script's output; TaskProlog takes only exports. */
 		const char *why = json_string_value(json_object_get(rec, "explanation"));
 		size_t need = 64 + (why ? strlen(why) : 0);
-		if ((l.buf = malloc(need))) {
-			l.cap = need;
-			l.len = (size_t)snprintf(l.buf, need, "# dlprofd (%s): %s\n",
-						 json_string_value(json_object_get(rec, "source")), why ? why : "");
-			for (size_t i = 0; i < l.len; i++)
-				if (l.buf[i] == '\n' && i + 1 < l.len)
-					l.buf[i] = ' ';
+		if (!(l.buf = malloc(need))) {
+			l.failed = true;
+			free(params);
+			return l;
 		}
+		l.cap = need;
+		l.len = (size_t)snprintf(l.buf, need, "# dlprofd (%s): %s\n",
+					 json_string_value(json_object_get(rec, "source")), why ? why : "");
+		for (size_t i = 0; i < l.len; i++)
+			if (l.buf[i] == '\n' && i + 1 < l.len)
+				l.buf[i] = ' ';
 	}
 	export_builtin(&l, config);
 	export_declared(&l, config);
@@ -192,6 +204,10 @@ static char *render_answer(json_t *rec, char format, size_t *len)
 
 	if (format != 'j') {
 		l = render_exports(rec, format == 'e');
+		if (l.failed) {
+			free(l.buf);
+			return NULL;
+		}
 		*len = l.len;
 		return l.buf;
 	}
@@ -214,7 +230,7 @@ static void reply_answer(const struct http_request *req, struct http_response *r
 			 size_t len)
 {
 	const char *job = http_query(req, "job");
-	struct lines l = {body, len, len + 1, format == 'e'};
+	struct lines l = {body, len, len + 1, format == 'e', false};
 
 	if (format == 'j') {
 		http_reply_text(resp, 200, "application/json", body, len);
@@ -222,8 +238,9 @@ static void reply_answer(const struct http_request *req, struct http_response *r
 	}
 	if (job && *job)
 		lines_export(&l, "DLPROF_JOB", job);
-	if (!l.buf) {
-		http_reply_error(resp, 500, "internal", "out of memory");
+	if (l.failed) {
+		free(l.buf);
+		http_reply_oom(resp);
 		return;
 	}
 	http_reply_text(resp, 200, "text/plain; charset=utf-8", l.buf, l.len);
@@ -297,7 +314,7 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 	body = render_answer(rec, fmt, &len);
 	json_decref(rec);
 	if (!body) {
-		http_reply_error(resp, 500, "internal", "out of memory");
+		http_reply_oom(resp);
 		return;
 	}
 	if (klen)

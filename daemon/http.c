@@ -33,9 +33,27 @@ void http_response_clear(struct http_response *resp)
 	memset(resp, 0, sizeof(*resp));
 }
 
+void http_reply_oom(struct http_response *resp)
+{
+	static const char text[] = "{\"error\":\"out_of_memory\",\"detail\":"
+				   "\"the daemon ran out of memory building the answer; retry shortly\"}\n";
+
+	/* Whatever the handler had set (its headers too) belongs to the answer that failed. */
+	http_response_clear(resp);
+	resp->status = 503;
+	resp->content_type = "application/json";
+	if ((resp->body = strdup(text)))
+		resp->body_len = sizeof(text) - 1;
+	http_add_header(resp, "Retry-After", "1");
+}
+
 void http_reply_text(struct http_response *resp, int status, const char *content_type,
 		     char *body_stolen, size_t len)
 {
+	if (!body_stolen && len > 0) {
+		http_reply_oom(resp);   /* the caller's allocation of the body failed */
+		return;
+	}
 	free(resp->body);
 	resp->status = status;
 	resp->content_type = content_type;
@@ -54,9 +72,8 @@ void http_reply_json(struct http_response *resp, int status, json_t *body_stolen
 
 	json_decref(body_stolen);
 	if (!text) {
-		http_reply_text(resp, 500, "application/json",
-				strdup("{\"error\":\"internal\",\"detail\":\"out of memory\"}"), 0);
-		resp->body_len = resp->body ? strlen(resp->body) : 0;
+		/* body_stolen NULL (its json_pack failed) or json_dumps failed: memory ran out. */
+		http_reply_oom(resp);
 		return;
 	}
 	len = strlen(text);

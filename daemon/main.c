@@ -23,6 +23,7 @@
 #include <systemd/sd-daemon.h>
 #endif
 
+#include "alloc_watch.h"
 #include "app.h"
 #include "config.h"
 #include "log.h"
@@ -277,6 +278,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int rc = 0;
 
+	alloc_watch_install();   /* before any JSON exists: see router_handle */
 	switch (config_load(argc, argv, &d.cfg)) {
 	case CONFIG_EXIT_OK:
 		return 0;

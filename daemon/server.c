@@ -603,9 +603,7 @@ static void route_request(struct server *srv, struct http_request *req, const ch
 		return;
 	if (r->access == ACCESS_MUTATE && !rate_allowed(srv, key, resp))
 		return;
-	r->handler(req, resp);
-	if (resp->status == 0)
-		http_reply_error(resp, 500, "internal", "the handler gave no answer");
+	router_handle(r, req, resp);
 }
 
 static void dispatch(struct listener *l, struct MHD_Connection *conn, const char *url, const char *method,

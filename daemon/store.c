@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc_watch.h"
 #include "log.h"
 #include "migrations.h"
 #include "store_internal.h"
@@ -386,12 +387,51 @@ unsigned long store_jobs_generation(struct store *st)
  * sqlite3_free).  It can only be set before SQLite initialises, hence once,
  * from the first store_open.
  */
+/*
+ * SQLite's allocator as it was before sqlite_configure wrapped it.  Written
+ * once, under pthread_once and before SQLite initialises, and only read
+ * after: SQLite's allocator hooks take no context pointer.
+ */
+static sqlite3_mem_methods sqlite_mem;
+
+/*
+ * A failed allocation inside SQLite can surface as a NULL column a row
+ * reader takes for a NULL value: it is counted for the calling thread, so
+ * the request that met it answers 503 (alloc_watch.h).
+ */
+static void *sqlite_malloc_watched(int n)
+{
+	void *p = sqlite_mem.xMalloc(n);
+
+	if (!p)
+		alloc_watch_note();
+	return p;
+}
+
+static void *sqlite_realloc_watched(void *old, int n)
+{
+	void *p = sqlite_mem.xRealloc(old, n);
+
+	if (!p && n > 0)
+		alloc_watch_note();
+	return p;
+}
+
 static void sqlite_configure(void)
 {
 	int rc = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	sqlite3_mem_methods watched;
 
 	if (rc != SQLITE_OK)
 		log_debug("store: SQLite's memory statistics stay on: %s", sqlite3_errstr(rc));
+	if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &sqlite_mem) != SQLITE_OK)
+		return;
+	watched = sqlite_mem;
+	watched.xMalloc = sqlite_malloc_watched;
+	watched.xRealloc = sqlite_realloc_watched;
+	rc = sqlite3_config(SQLITE_CONFIG_MALLOC, &watched);
+	if (rc != SQLITE_OK)
+		log_debug("store: SQLite's allocation failures go uncounted: %s", sqlite3_errstr(rc));
 }
 
 struct store *store_open(const char *path, const struct store_options *opt)

@@ -36,6 +36,14 @@ tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
+# Every GET route under a failing Nth allocation: libc's allocator is
+# wrapped at link time for the daemon's objects (the test fails the Nth call).
+check_PROGRAMS += tests/unit/test_oom
+TESTS += tests/unit/test_oom
+tests_unit_test_oom_SOURCES = tests/unit/test_oom.c
+tests_unit_test_oom_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=open_memstream
+tests_unit_test_oom_LDADD = $(UNIT_LDADD)
 endif
 
 TESTS += tests/integration/test_allocator.py
