@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "app.h"
+#include "knobs_env.h"
 #include "tuner.h"
 #include "validate.h"
 
@@ -91,77 +92,19 @@ static void lines_export(struct lines *l, const char *name, const char *value)
 	l->len += (size_t)sprintf(l->buf + l->len, "%s\n", l->shell ? "'" : "");
 }
 
-/* A knob's value as text, or NULL. */
-static const char *knob_text(const json_t *config, const char *knob, char *buf, size_t len)
+/* The config's variables (knobs_env.h: the mapping every path shares). */
+static void export_config(struct lines *l, const json_t *config)
 {
-	json_t *v = json_object_get(config, knob);
+	json_t *env = knobs_env(config), *v;
+	const char *name;
 
-	if (json_is_integer(v))
-		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-	else if (json_is_string(v))
-		snprintf(buf, len, "%s", json_string_value(v));
-	else
-		return NULL;
-	return buf;
-}
-
-/* The knobs every job understands, as the environment variables that carry them. */
-static void export_builtin(struct lines *l, const json_t *config)
-{
-	char v[64], list[512];
-	long long g, i;
-	size_t off = 0;
-
-	if (knob_text(config, "intra_threads", v, sizeof(v))) {
-		lines_export(l, "OMP_NUM_THREADS", v);
-		lines_export(l, "MKL_NUM_THREADS", v);
+	if (!env) {
+		l->failed = true;
+		return;
 	}
-	if (knob_text(config, "interop_threads", v, sizeof(v)))
-		lines_export(l, "DLPROF_INTEROP_THREADS", v);
-	if (knob_text(config, "dataloader_workers", v, sizeof(v)))
-		lines_export(l, "DLPROF_DATALOADER_WORKERS", v);
-	if (json_is_integer(json_object_get(config, "gpus"))) {
-		/* The first g devices; which ones are idle is the scheduler's business (Slurm sets its own). */
-		g = json_integer_value(json_object_get(config, "gpus"));
-		list[0] = '\0';
-		for (i = 0; i < g && off + 24 < sizeof(list); i++)
-			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%lld", i ? "," : "", i);
-		lines_export(l, "CUDA_VISIBLE_DEVICES", list);
-	}
-	if (knob_text(config, "affinity", v, sizeof(v))) {
-		if (strcmp(v, "close") == 0 || strcmp(v, "spread") == 0) {
-			lines_export(l, "OMP_PROC_BIND", v);
-			lines_export(l, "OMP_PLACES", "cores");
-		} else {
-			lines_export(l, "OMP_PROC_BIND", "false");
-		}
-	}
-	if (knob_text(config, "allocator", v, sizeof(v)) && strcmp(v, "jemalloc") == 0)
-		lines_export(l, "LD_PRELOAD", "libjemalloc.so.2");
-}
-
-/* Declared knobs beyond the built-in ones: DLPROF_KNOB_<NAME>. */
-static void export_declared(struct lines *l, const json_t *config)
-{
-	static const char *const builtin[] = {"intra_threads", "interop_threads", "dataloader_workers", "gpus",
-					      "affinity", "allocator", "phases"};
-	const char *key;
-	json_t *v;
-	char name[96], val[64];
-	size_t i;
-
-	json_object_foreach((json_t *)config, key, v) {
-		bool skip = false;
-		for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-			skip |= strcmp(key, builtin[i]) == 0;
-		if (skip || !knob_text(config, key, val, sizeof(val)))
-			continue;
-		snprintf(name, sizeof(name), "DLPROF_KNOB_%s", key);
-		for (i = 12; name[i]; i++)
-			name[i] = (name[i] >= 'a' && name[i] <= 'z') ? (char)(name[i] - 32)
-				  : ((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9')) ? name[i] : '_';
-		lines_export(l, name, val);
-	}
+	json_object_foreach(env, name, v)
+		lines_export(l, name, json_string_value(v));
+	json_decref(env);
 }
 
 /* The exports for rec without the job's own line (so the text can be cached for every job). */
@@ -187,8 +130,7 @@ static struct lines render_exports(const json_t *rec, bool shell)
 			if (l.buf[i] == '\n' && i + 1 < l.len)
 				l.buf[i] = ' ';
 	}
-	export_builtin(&l, config);
-	export_declared(&l, config);
+	export_config(&l, config);
 	lines_export(&l, "DLPROF_WORKLOAD", json_string_value(json_object_get(rec, "workload")));
 	if (params && strcmp(params, "{}") != 0)
 		lines_export(&l, "DLPROF_PARAMS", params);
@@ -211,6 +153,9 @@ static char *render_answer(json_t *rec, char format, size_t *len)
 		*len = l.len;
 		return l.buf;
 	}
+	/* The variables of the config, as format=env gives them (knobs_env.h). */
+	if (json_object_set_new(rec, "env", knobs_env(json_object_get(rec, "config"))) < 0)
+		return NULL;
 	/* The flags and the newline of http_reply_json, so a cached answer reads the same. */
 	if (!(text = json_dumps(rec, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16))))
 		return NULL;
