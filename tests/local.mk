@@ -48,6 +48,10 @@ endif
 
 TESTS += tests/integration/test_allocator.py
 
+# One config through recommend, registration, the Slurm hooks and the client: the same variables.
+TESTS += tests/integration/test_env_paths.py
+EXTRA_DIST += tests/integration/test_env_paths.py
+
 # collectors/ includes only its own headers and log.h; its fragment compiles no daemon file.
 TESTS += tests/unit/test_layering.sh
 EXTRA_DIST += tests/unit/test_layering.sh
