@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "app.h"
+#include "config.h"
 #include "knobs_env.h"
 #include "tuner.h"
 #include "validate.h"
@@ -41,12 +42,14 @@ static bool tuner_ready(const struct http_request *req, struct http_response *re
 	return false;
 }
 
+/* objective=, checked against the enum's names; throughput when absent, NULL after a 400. */
 static const char *objective_arg(const struct http_request *req, struct http_response *resp)
 {
 	const char *o = http_query(req, "objective");
+	int v = o ? config_enum_value(config_objective_names, o) : OBJECTIVE_THROUGHPUT;
 
-	if (!o || strcmp(o, "throughput") == 0 || strcmp(o, "goodput") == 0 || strcmp(o, "efficiency") == 0)
-		return o ? o : "throughput";
+	if (v >= 0)
+		return config_enum_name(config_objective_names, v);
 	http_reply_error(resp, 400, "bad_request", "objective: one of throughput, goodput, efficiency");
 	return NULL;
 }

@@ -91,9 +91,7 @@ static void apply_limits(struct app *app, const struct config *cfg)
 
 static void apply_log_level(const struct config *cfg)
 {
-	enum log_level level = LOG_LEVEL_INFO;
-	log_level_parse(cfg->log_level, &level);
-	log_set_level(level);
+	log_set_level((enum log_level)cfg->log_level);
 }
 
 /* A development run points --db at var/...: create that directory. */

@@ -245,7 +245,7 @@ static double step_time_of(const struct tuner_workload *w, int cand, double v)
 	if (w->kappa_n == 0 || !(v > 0.0))
 		return NAN;
 	kappa = w->kappa_sum / (double)w->kappa_n;
-	if (tuner_is_efficiency(w->objective))
+	if (w->objective == OBJECTIVE_EFFICIENCY)
 		kappa /= tuner_resources(&w->sp, cand);
 	return kappa / v;
 }

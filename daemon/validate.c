@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+
 bool validate_metric_name(const char *name)
 {
 	size_t n = 0;
@@ -149,8 +151,6 @@ static int check_knobs(const json_t *knobs, char *err, size_t errlen)
 	return 0;
 }
 
-static const char *const objectives[] = {"throughput", "goodput", "efficiency", NULL};
-
 static const char *opt_string(const json_t *body, const char *key, size_t max, char *err, size_t errlen, int *bad)
 {
 	const json_t *v = json_object_get(body, key);
@@ -194,13 +194,8 @@ int validate_registration(const json_t *body, struct job_spec *spec, char **para
 		spec->objective = opt_string(body, "objective", 16, err, errlen, &bad);
 	if (bad)
 		return -1;
-	if (spec->objective) {
-		size_t i;
-		for (i = 0; objectives[i] && strcmp(objectives[i], spec->objective) != 0; i++)
-			;
-		if (!objectives[i])
-			return snprintf(err, errlen, "objective: one of throughput, goodput, efficiency"), -1;
-	}
+	if (spec->objective && config_enum_value(config_objective_names, spec->objective) < 0)
+		return snprintf(err, errlen, "objective: one of throughput, goodput, efficiency"), -1;
 	if (pid && !json_is_null(pid)) {
 		if (!json_is_integer(pid) || json_integer_value(pid) <= 0 || json_integer_value(pid) > 4194304)
 			return snprintf(err, errlen, "pid: a positive process id is required"), -1;
