@@ -4,12 +4,14 @@
  * or as "export NAME=value" lines for a job script (format=env, quoted for
  * the shell) or a Slurm TaskProlog (format=slurm, bare values).
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "app.h"
+#include "array.h"
 #include "config.h"
 #include "knobs_env.h"
 #include "tuner.h"
@@ -74,15 +76,14 @@ static void lines_export(struct lines *l, const char *name, const char *value)
 	}
 	need = strlen(name) + 4 * strlen(value) + 16;
 	if (l->len + need > l->cap) {
-		size_t cap = (l->cap + need) * 2;
-		char *b = realloc(l->buf, cap);
+		char *b = array_grow(l->buf, &l->cap, l->len + need, 1);
 		if (!b) {
 			l->failed = true;
 			return;
 		}
 		l->buf = b;
-		l->cap = cap;
 	}
+	assert(l->len + need <= l->cap);
 	l->len += (size_t)sprintf(l->buf + l->len, "export %s=%s", name, l->shell ? "'" : "");
 	for (p = value; *p; p++) {
 		if (*p == '\n' || *p == '\r')

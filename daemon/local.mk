@@ -7,6 +7,8 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/app.h daemon/clock.h \
 	daemon/log.c daemon/log.h \
 	daemon/alloc_watch.c daemon/alloc_watch.h \
+	daemon/invariant.h \
+	daemon/array.c daemon/array.h \
 	daemon/config.c daemon/config.h \
 	daemon/migrations.h \
 	daemon/store.c daemon/store.h daemon/store_internal.h \

@@ -35,6 +35,7 @@
 
 #include "app.h"
 #include "http.h"
+#include "invariant.h"
 #include "log.h"
 #include "mhd_pool.h"
 #include "router.h"
@@ -344,6 +345,7 @@ static struct ip_count *ip_slot(struct server *srv, int family, const unsigned c
 {
 	struct ip_count *free_slot = NULL;
 
+	assert(lock_held(&srv->ip_lock));
 	for (size_t i = 0; i < srv->nips; i++) {
 		struct ip_count *c = &srv->ips[i];
 		if (c->family == family && memcmp(c->addr, addr, 16) == 0)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "alloc_watch.h"
+#include "invariant.h"
 #include "log.h"
 #include "migrations.h"
 #include "store_internal.h"
@@ -721,6 +722,8 @@ static void *store_writer_main(void *arg)
 /* Appends op under the lock; STORE_EBUSY when full, STORE_ECLOSED when stopping. */
 static int store_enqueue_locked(struct store *st, struct store_op *op)
 {
+	assert(lock_held(&st->lock));
+	assert(st->depth <= st->limit);
 	if (st->stopping)
 		return STORE_ECLOSED;
 	if (st->depth >= st->limit)

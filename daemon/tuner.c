@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+#include "invariant.h"
 #include "log.h"
 #include "store_tuner.h"
 #include "tuner_internal.h"
@@ -156,6 +158,7 @@ struct tuner_workload *tuner_workload_find(struct tuner *t, const char *name, co
 {
 	struct tuner_workload *w;
 
+	assert(lock_held(&t->lock));
 	for (w = t->workloads; w; w = w->next)
 		if (strcmp(w->name, name) == 0 && w->objective == tuner_objective(objective) &&
 		    json_equal(w->params, (json_t *)params))
@@ -192,11 +195,9 @@ static struct tuner_pool *pool_get(struct tuner_workload *w, const char *phase, 
 		if (strcmp(w->pools[i].phase, phase) == 0 && strcmp(w->pools[i].config, config) == 0)
 			return &w->pools[i];
 	if (w->npools == w->pools_cap) {
-		size_t cap = w->pools_cap ? w->pools_cap * 2 : 8;
-		if (!(p = realloc(w->pools, cap * sizeof(*p))))
+		if (!(p = array_grow(w->pools, &w->pools_cap, w->npools + 1, sizeof(*p))))
 			return NULL;
 		w->pools = p;
-		w->pools_cap = cap;
 	}
 	p = &w->pools[w->npools];
 	memset(p, 0, sizeof(*p));
@@ -341,6 +342,7 @@ struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workloa
 	struct tuner_workload *o, *best = NULL;
 	struct tuner_phase *ph;
 
+	assert(lock_held(&t->lock));
 	for (o = t->workloads; o; o = o->next) {
 		if (o == w || strcmp(o->name, name) != 0 || o->objective != objective ||
 		    json_equal(o->params, (json_t *)params))
@@ -360,6 +362,7 @@ void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner
 	int c, oc;
 	char *text;
 
+	assert(lock_held(&t->lock));
 	if (ph->l->ntrials > 0 || ph->prior == TUNER_PRIOR_SIMILAR)
 		return;
 	if (!(o = tuner_similar(t, w, w->name, w->params, w->objective)))
@@ -898,7 +901,7 @@ struct tuner *tuner_open(struct store *st, const struct node_info *node, const s
 	struct tuner *t = calloc(1, sizeof(*t));
 	struct tuner_workload *w;
 	long trials = 0;
-	int nwork = 0;
+	int nwork = 0, rc;
 
 	if (!t) {
 		log_warn("%s", __func__);
@@ -912,7 +915,11 @@ struct tuner *tuner_open(struct store *st, const struct node_info *node, const s
 		t->opt.explore_share = 0.10;
 	if (!(t->opt.gain_threshold > 0.0))
 		t->opt.gain_threshold = 0.01;
-	if (tuner_load(t) < 0) {
+	/* Nobody sees t yet, but the load runs functions whose contract is "lock held". */
+	pthread_mutex_lock(&t->lock);
+	rc = tuner_load(t);
+	pthread_mutex_unlock(&t->lock);
+	if (rc < 0) {
 		tuner_close(t);
 		return NULL;
 	}

@@ -36,6 +36,11 @@ tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_array
+TESTS += tests/unit/test_array
+tests_unit_test_array_SOURCES = tests/unit/test_array.c
+tests_unit_test_array_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_array_LDADD = $(UNIT_LDADD)
 # Every GET route under a failing Nth allocation: libc's allocator is
 # wrapped at link time for the daemon's objects (the test fails the Nth call).
 check_PROGRAMS += tests/unit/test_oom
