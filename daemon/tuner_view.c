@@ -287,8 +287,8 @@ static json_t *workload_summary(struct tuner *t, struct tuner_workload *w)
 		if (w->phases[i].l->ntrials > 0)
 			json_array_append_new(phases, json_string(w->phases[i].name));
 	o = json_pack("{s:s, s:O, s:s, s:s, s:i, s:I, s:o, s:o, s:s}", "name", w->name, "params", w->params,
-		      "objective", tuner_objective_name(w->objective), "hw_class", t->node.hw_class, "trials", phase_trials(w), "jobs",
-		      (json_int_t)w->jobs, "phases", phases, "best", best, "source",
+		      "objective", tuner_objective_name(w->objective), "hw_class", t->node.hw_class,
+		      "trials", phase_trials(w), "jobs", (json_int_t)w->jobs, "phases", phases, "best", best, "source",
 		      json_is_object(best) ? "learned" : "default");
 	if (json_is_object(best)) {
 		json_object_set(o, "confidence", json_object_get(best, "confidence"));
