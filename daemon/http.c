@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_watch.h"
+
 const char *http_query(const struct http_request *req, const char *key)
 {
 	for (size_t i = 0; i < req->nquery; i++)
@@ -154,6 +156,8 @@ void http_add_header(struct http_response *resp, const char *name_static, const 
 	resp->headers[resp->nheaders].value = strdup(value);
 	if (resp->headers[resp->nheaders].value)
 		resp->nheaders++;
+	else
+		alloc_watch_note();   /* an answer without its header is not sent (router_handle) */
 }
 
 json_t *http_parse_json_body(const struct http_request *req, struct http_response *resp)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_watch.h"
 #include "config.h"
 
 bool validate_metric_name(const char *name)
@@ -87,8 +88,10 @@ int validate_ingest(const json_t *body, int64_t job_id, const struct ingest_limi
 		return snprintf(err, errlen, "config: an object is required"), -1;
 
 	out->samples = n ? calloc(n, sizeof(*out->samples)) : NULL;
-	if (n && !out->samples)
+	if (n && !out->samples) {
+		alloc_watch_note();   /* the request's answer is 503, not this 400 (router_handle) */
 		return snprintf(err, errlen, "samples: out of memory"), -1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (sample_from_json(json_array_get(samples, i), i, job_id, lim, &out->samples[i], err, errlen) < 0) {
 			free(out->samples);

@@ -18,7 +18,7 @@ FUZZ_V_ = $(FUZZ_V_@AM_DEFAULT_V@)
 FUZZ_V_0 = @echo "  FUZZCC   $@";
 
 FUZZ_SRC_VALIDATE = $(srcdir)/tests/fuzz/fuzz_validate.c $(srcdir)/daemon/validate.c $(srcdir)/daemon/http.c \
-	$(srcdir)/daemon/config.c
+	$(srcdir)/daemon/config.c $(srcdir)/daemon/alloc_watch.c
 FUZZ_SRC_ROUTER = $(srcdir)/tests/fuzz/fuzz_router.c $(srcdir)/daemon/router.c $(srcdir)/daemon/routes.c \
 	$(srcdir)/daemon/http.c $(srcdir)/daemon/alloc_watch.c $(srcdir)/daemon/api_static.c tests/fuzz/route_stubs.c
 FUZZ_SRC_CONFIG = $(srcdir)/tests/fuzz/fuzz_config.c $(srcdir)/daemon/config.c

@@ -1,9 +1,10 @@
 /*
- * Out of memory along every GET route's path: a countdown allocator fails
- * the Nth allocation of the request's thread, for every N until the handler
- * runs through without a failure, and each answer must be an honest 503 or
- * exactly the answer given with memory to spare: never a 200 that lost a
- * line or a member, never a crash (ASan/UBSan) or a leak (LeakSanitizer).
+ * Out of memory along every route's path: a countdown
+ * allocator fails the Nth allocation of the request's thread, for every N
+ * until the handler runs through without a failure, and each answer must be
+ * an honest 503 or the answer given with memory to spare (for a read the
+ * same bytes, for a change the same status and keys): never a 200 that lost
+ * a line or a member, never a crash (ASan/UBSan) or a leak (LeakSanitizer).
  *
  * The countdown sits under all three allocators a handler reaches: jansson
  * (whose allocations the daemon routes through malloc, alloc_watch.c), SQLite
@@ -130,6 +131,7 @@ struct answer {
 	int status;
 	char *body;
 	size_t len;
+	size_t nheaders;
 };
 
 /* Runs one request as server.c would after access checks: router_match, then router_handle. */
@@ -169,6 +171,7 @@ static struct answer call(struct fixture *f, const char *method, const char *tar
 	assert_non_null(r);
 	router_handle(r, &req, &resp);
 	a.status = resp.status;
+	a.nheaders = resp.nheaders;
 	a.len = resp.body_len;
 	a.body = resp.body;
 	resp.body = NULL;
@@ -254,7 +257,7 @@ static bool same_answer(const struct answer *got, const struct answer *want)
 {
 	size_t len = want->len;
 
-	if (got->status != want->status)
+	if (got->status != want->status || got->nheaders != want->nheaders)
 		return false;
 	if (got->len + 1 == len && want->body[len - 1] == '\n')
 		len--;
@@ -298,6 +301,107 @@ static void every_failure(struct fixture *f, const char *target, bool uncached)
 	print_message("# GET %s%s: %ld allocations, each failed once\n", target, uncached ? " (uncached)" : "",
 		      n - 1);
 	free(want.body);
+}
+
+/*
+ * The same members, each of the same type (values may differ: a new job's
+ * id, a config the tuner moved).  Only the top level: when the tuner cannot
+ * choose a config (it logs why), registration answers an empty one and
+ * ingest the config the job reported, as their comments say.
+ */
+static bool same_shape(const json_t *a, const json_t *b)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(a) || !json_is_object(b) || json_object_size(a) != json_object_size(b))
+		return false;
+	json_object_foreach((json_t *)a, key, v) {
+		json_t *w = json_object_get(b, key);
+		if (!w || (json_typeof(v) != json_typeof(w) && !(json_is_number(v) && json_is_number(w))))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A change under every N: 503, or an answer of the status and the shape
+ * memory to spare gives.  body_fmt takes N (a fresh timestamp for samples);
+ * before_each, when set, prepares each call (a job to end) and returns the
+ * target.
+ */
+static void every_failure_post(struct fixture *f, const char *what, const char *(*before_each)(struct fixture *),
+			       const char *target, const char *body_fmt)
+{
+	struct answer want, got;
+	json_t *wj, *gj;
+	char body[512];
+	long n;
+
+	snprintf(body, sizeof(body), body_fmt, 0L);
+	want = call(f, "POST", before_each ? before_each(f) : target, body);
+	assert_true(want.status >= 200 && want.status < 300);
+	wj = json_loadb(want.body, want.len, 0, NULL);
+	assert_non_null(wj);
+	for (n = 1;; n++) {
+		const char *t = before_each ? before_each(f) : target;
+		assert_true(n < 200000);
+		snprintf(body, sizeof(body), body_fmt, n);
+		allocations = 0;
+		injected = 0;
+		countdown = n;
+		got = call(f, "POST", t, body);
+		countdown = 0;
+		gj = got.status == want.status ? json_loadb(got.body, got.len, 0, NULL) : NULL;
+		if (got.status != 503 && !(gj && same_shape(gj, wj)))
+			fail_msg("POST %s, allocation %ld of %ld failed: %d %.*s\nwithout failures: %d %.*s", what, n,
+				 allocations, got.status, (int)got.len, got.body ? got.body : "", want.status,
+				 (int)want.len, want.body);
+		json_decref(gj);
+		free(got.body);
+		if (!injected)
+			break;
+	}
+	print_message("# POST %s: %ld allocations, each failed once\n", what, n - 1);
+	json_decref(wj);
+	free(want.body);
+}
+
+/* A running job to end, registered with memory to spare. */
+static const char *job_to_end(struct fixture *f)
+{
+	static char target[64];
+	struct answer a = call(f, "POST", "/api/v1/jobs", "{\"workload\":\"oom-end\"}");
+	json_t *j = json_loadb(a.body, a.len, 0, NULL);
+
+	assert_int_equal(a.status, 201);
+	snprintf(target, sizeof(target), "/api/v1/jobs/%lld/end", (long long)json_integer_value(json_object_get(j, "id")));
+	json_decref(j);
+	free(a.body);
+	return target;
+}
+
+static void register_job(void **state)
+{
+	every_failure_post(*state, "/api/v1/jobs", NULL, "/api/v1/jobs",
+			   "{\"workload\":\"oom-reg\",\"params\":{\"batch\":%ld},\"knobs\":"
+			   "{\"micro_batch\":{\"values\":[2,4]}}}");
+}
+
+static void ingest(void **state)
+{
+	struct fixture *f = *state;
+	char target[64];
+
+	snprintf(target, sizeof(target), "/api/v1/jobs/%s/metrics", f->job);
+	every_failure_post(f, "/api/v1/jobs/{id}/metrics", NULL, target,
+			   "{\"samples\":[{\"t\":1700001000.%06ld,\"name\":\"samples_per_s\",\"value\":800},"
+			   "{\"t\":1700001000.5,\"name\":\"loss\",\"value\":1.5}],\"config\":{\"intra_threads\":4}}");
+}
+
+static void end_job(void **state)
+{
+	every_failure_post(*state, "/api/v1/jobs/{id}/end", job_to_end, NULL, "{\"exit_status\":%ld}");
 }
 
 static void healthz(void **state)
@@ -353,6 +457,20 @@ static void metrics(void **state)
 	every_failure(*state, "/metrics", false);
 }
 
+/* The dashboard's files, from the source tree (DLPROF_SRCDIR under make check). */
+static void static_files(void **state)
+{
+	struct fixture *f = *state;
+	char root[512];
+	const char *src = getenv("DLPROF_SRCDIR");
+
+	snprintf(root, sizeof(root), "%s/web", src ? src : "../..");
+	f->app.web_root = root;
+	every_failure(f, "/", false);
+	every_failure(f, "/index.html", false);
+	f->app.web_root = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +482,10 @@ int main(void)
 		cmocka_unit_test(jobs),
 		cmocka_unit_test(workloads),
 		cmocka_unit_test(metrics),
+		cmocka_unit_test(static_files),
+		cmocka_unit_test(register_job),
+		cmocka_unit_test(ingest),
+		cmocka_unit_test(end_job),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
