@@ -113,8 +113,12 @@ static void declared_name(const char *knob, char *name, size_t len)
 
 	for (; *knob && i + 1 < len; knob++, i++) {
 		char c = *knob;
-		name[i] = (c >= 'a' && c <= 'z') ? (char)(c - 32)
-			  : ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) ? c : '_';
+		if (c >= 'a' && c <= 'z')
+			name[i] = (char)(c - 'a' + 'A');
+		else if ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+			name[i] = c;
+		else
+			name[i] = '_';
 	}
 	name[i] = '\0';
 }
