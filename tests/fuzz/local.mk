@@ -22,8 +22,8 @@ FUZZ_SRC_VALIDATE = $(srcdir)/tests/fuzz/fuzz_validate.c $(srcdir)/daemon/valida
 FUZZ_SRC_ROUTER = $(srcdir)/tests/fuzz/fuzz_router.c $(srcdir)/daemon/router.c $(srcdir)/daemon/routes.c \
 	$(srcdir)/daemon/http.c $(srcdir)/daemon/alloc_watch.c $(srcdir)/daemon/api_static.c tests/fuzz/route_stubs.c
 FUZZ_SRC_CONFIG = $(srcdir)/tests/fuzz/fuzz_config.c $(srcdir)/daemon/config.c
-FUZZ_SRC_PROCFS = $(srcdir)/tests/fuzz/fuzz_procfs.c $(srcdir)/collectors/procfs.c
-FUZZ_SRC_CGROUP = $(srcdir)/tests/fuzz/fuzz_cgroup.c $(srcdir)/collectors/cgroup.c $(srcdir)/collectors/procfs.c
+FUZZ_SRC_PROCFS = $(srcdir)/tests/fuzz/fuzz_procfs.c $(srcdir)/collectors/procfs.c $(srcdir)/daemon/array.c
+FUZZ_SRC_CGROUP = $(srcdir)/tests/fuzz/fuzz_cgroup.c $(srcdir)/collectors/cgroup.c $(srcdir)/collectors/procfs.c $(srcdir)/daemon/array.c
 
 if HAVE_FUZZ_CC
 fuzz: $(FUZZ_TARGETS)
