@@ -18,7 +18,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "store.h"
 
 #define COLLECTOR_VERSION 1
 

@@ -1,5 +1,7 @@
-# Collectors (collectors/*.c), the sampler and job discovery: sources that
-# go into daemon/libdlprof.a, and their tests.
+# Collectors (collectors/*.c): sources that go into daemon/libdlprof.a, and
+# the tests of the collectors and of the daemon's sampling side.  Only
+# collectors/ files are listed here: the sampler, discovery and the series
+# are the daemon's (daemon/local.mk); tests/unit/test_layering.sh holds the line.
 COLLECTOR_SOURCES = \
 	collectors/collector.h collectors/registry.c \
 	collectors/dynlib.c collectors/dynlib.h \
@@ -11,13 +13,7 @@ COLLECTOR_SOURCES = \
 	collectors/threadset.c collectors/threadset.h \
 	collectors/proc.c \
 	collectors/perf.c \
-	collectors/nvml.c \
-	daemon/sampler.c daemon/sampler.h \
-	daemon/sample_window.c daemon/sample_window.h \
-	daemon/discovery.c daemon/discovery.h \
-	daemon/store_series.c daemon/store_series.h \
-	daemon/api_series.c \
-	daemon/api_prometheus.c
+	collectors/nvml.c
 if HAVE_PAPI
 COLLECTOR_SOURCES += collectors/papi.c
 endif

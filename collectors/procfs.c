@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "procfs.h"
 
 /* The next space-separated integer at *p; -1 when there is none. */
@@ -433,8 +434,7 @@ ids_push(pid_t **v, size_t *n, size_t *cap, pid_t id)
 	pid_t *nv;
 
 	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		nv = realloc(*v, *cap * sizeof(*nv));
+		nv = array_grow(*v, cap, *n + 1, sizeof(*nv));
 		if (nv == NULL)
 			return -1;
 		*v = nv;

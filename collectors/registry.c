@@ -5,11 +5,13 @@
  * /api/v1/node can say why they are missing.
  */
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "collector.h"
 
 const struct collector *const collector_registry[] = {
@@ -59,20 +61,18 @@ void
 collector_put(struct collector_out *out, int64_t job_id, double value, const char *name_fmt, ...)
 {
 	struct collector_value *nv, *v;
-	size_t cap;
 	va_list ap;
 	int len;
 
 	if (out->n == out->cap) {
-		cap = out->cap ? out->cap * 2 : 256;
-		nv = realloc(out->v, cap * sizeof(*nv));
+		nv = array_grow(out->v, &out->cap, out->n + 1, sizeof(*nv));
 		if (nv == NULL) {
 			out->failed = 1;
 			return;
 		}
 		out->v = nv;
-		out->cap = cap;
 	}
+	assert(out->n < out->cap);
 	v = &out->v[out->n];
 	if (strchr(name_fmt, '%') == NULL) {
 		/* Most names are literals: vsnprintf for each of ~1,000 values a tick showed in profiles. */

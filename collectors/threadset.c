@@ -11,11 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "procfs.h"
 #include "threadset.h"
 
 /* Room for this many threads when a job's first thread is added. */
-#define THREADSET_FIRST_CAP 16
 /* Listing the threads again whatever the counts say, every this many tracks (a minute at 10 s). */
 #define THREADSET_RELIST_EVERY 6
 
@@ -58,19 +58,16 @@ threadset_add(struct threadset *ts, pid_t tid, threadset_start_fn start, void *a
 {
 	struct threadset_thread *t;
 	unsigned char *ni;
-	size_t cap;
 
 	if (ts->n == ts->max)
 		return 0;
 	if (ts->n == ts->cap) {
-		cap = ts->cap ? ts->cap * 2 : THREADSET_FIRST_CAP;
-		ni = realloc(ts->items, cap * ts->size);
+		ni = array_grow(ts->items, &ts->cap, ts->n + 1, ts->size);
 		if (ni == NULL) {
 			errno = ENOMEM;
 			return -1;
 		}
 		ts->items = ni;
-		ts->cap = cap;
 	}
 	t = threadset_at(ts, ts->n);
 	memset(t, 0, ts->size);

@@ -43,7 +43,17 @@ contrib_slurm_dlprof_spank_so_CFLAGS = -std=c11 $(WARN_CFLAGS) -fPIC $(CURL_CFLA
 contrib_slurm_dlprof_spank_so_LDFLAGS = -shared \
 	-Wl,--version-script=$(top_srcdir)/contrib/slurm/dlprof_spank.map
 contrib_slurm_dlprof_spank_so_LDADD = $(CURL_LIBS)
+
+# The plugin's job-step path with stand-ins for SPANK, for
+# tests/integration/test_env_paths.py.
+check_PROGRAMS += tests/deploy/spank_harness
+tests_deploy_spank_harness_SOURCES = tests/deploy/spank_harness.c contrib/slurm/dlprof_spank.c \
+	contrib/slurm/spank_json.c contrib/slurm/spank_json.h tools/ctl_http.c tools/ctl_http.h
+tests_deploy_spank_harness_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+tests_deploy_spank_harness_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS)
+tests_deploy_spank_harness_LDADD = $(CURL_LIBS)
 endif
+EXTRA_DIST += tests/deploy/spank_harness.c
 
 # The plugin's JSON scanner needs no Slurm: a cmocka test everywhere.
 if HAVE_CMOCKA

@@ -11,6 +11,7 @@
 #include "app.h"
 #include "clock.h"
 #include "jobs.h"
+#include "knobs_env.h"
 #include "store.h"
 #include "validate.h"
 
@@ -134,9 +135,11 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 		api_jobs_error(resp, r, err, "register job");
 		goto done;
 	}
+	/* env: the variables the config sets (knobs_env.h), for a prologue or the client to apply. */
 	http_reply_json(resp, adopted ? 200 : 201,
-			json_pack("{s:I, s:s, s:o, s:o, s:b}", "id", (json_int_t)id, "workload", spec.workload,
-				  "params", json_loads(params, 0, NULL), "config", config, "adopted", adopted));
+			json_pack("{s:I, s:s, s:o, s:o, s:o, s:b}", "id", (json_int_t)id, "workload", spec.workload,
+				  "params", json_loads(params, 0, NULL), "config", config, "env", knobs_env(config),
+				  "adopted", adopted));
 	config = NULL;
 done:
 	json_decref(config);

@@ -14,7 +14,7 @@
 
 void api_healthz(const struct http_request *req, struct http_response *resp)
 {
-	char why[256];
+	char why[256], *ok;
 
 	if (!store_writable(req->app->store, why, sizeof(why))) {
 		http_reply_error(resp, 503, "store_unavailable", "the database cannot be written: %s", why);
@@ -25,7 +25,12 @@ void api_healthz(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 503, "sampler_stalled", "the sampler thread has not finished a pass recently");
 		return;
 	}
-	http_reply_text(resp, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3);
+	/* A NULL body with a length would be sent as if it held "ok". */
+	if (!(ok = strdup("ok\n"))) {
+		http_reply_oom(resp);
+		return;
+	}
+	http_reply_text(resp, 200, "text/plain; charset=utf-8", ok, 3);
 }
 
 /* The daemon itself: version and allocator (jemalloc in release builds). */

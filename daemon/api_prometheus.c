@@ -220,7 +220,7 @@ api_metrics(const struct http_request *req, struct http_response *resp)
 
 	out = open_memstream(&body, &len);
 	if (out == NULL) {
-		http_reply_error(resp, 503, "unavailable", "out of memory");
+		http_reply_oom(resp);
 		return;
 	}
 	if (req->app->sampler != NULL && sampler_snapshot_get(req->app->sampler, &snap) == 0) {
@@ -235,7 +235,7 @@ api_metrics(const struct http_request *req, struct http_response *resp)
 		stats_prometheus(req->app->stats, req->app->store, out);
 	if (fclose(out) != 0) {
 		free(body);
-		http_reply_error(resp, 503, "unavailable", "out of memory");
+		http_reply_oom(resp);
 		return;
 	}
 	http_reply_text(resp, 200, "text/plain; version=0.0.4; charset=utf-8", body, len);

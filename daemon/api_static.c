@@ -96,6 +96,7 @@ static int read_file(int dirfd, const char *rel, char **out, size_t *len)
 	buf = malloc((size_t)sb.st_size + 1);
 	if (!buf) {
 		close(fd);
+		errno = ENOMEM;
 		return -1;
 	}
 	while (got < (size_t)sb.st_size) {
@@ -134,8 +135,12 @@ void api_static(const struct http_request *req, struct http_response *resp)
 		return;
 	}
 	if (read_file(dirfd, rel, &body, &len) < 0) {
+		int err = errno;
 		close(dirfd);
-		http_reply_error(resp, 404, "not_found", "no such file: %s", req->path);
+		if (err == ENOMEM)
+			http_reply_oom(resp);
+		else
+			http_reply_error(resp, 404, "not_found", "no such file: %s", req->path);
 		return;
 	}
 	close(dirfd);

@@ -4,12 +4,16 @@
  * or as "export NAME=value" lines for a job script (format=env, quoted for
  * the shell) or a Slurm TaskProlog (format=slurm, bare values).
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "app.h"
+#include "array.h"
+#include "config.h"
+#include "knobs_env.h"
 #include "tuner.h"
 #include "validate.h"
 
@@ -40,12 +44,14 @@ static bool tuner_ready(const struct http_request *req, struct http_response *re
 	return false;
 }
 
+/* objective=, checked against the enum's names; throughput when absent, NULL after a 400. */
 static const char *objective_arg(const struct http_request *req, struct http_response *resp)
 {
 	const char *o = http_query(req, "objective");
+	int v = o ? config_enum_value(config_objective_names, o) : OBJECTIVE_THROUGHPUT;
 
-	if (!o || strcmp(o, "throughput") == 0 || strcmp(o, "goodput") == 0 || strcmp(o, "efficiency") == 0)
-		return o ? o : "throughput";
+	if (v >= 0)
+		return config_enum_name(config_objective_names, v);
 	http_reply_error(resp, 400, "bad_request", "objective: one of throughput, goodput, efficiency");
 	return NULL;
 }
@@ -55,21 +61,29 @@ struct lines {
 	char *buf;
 	size_t len, cap;
 	bool shell;          /* quote values for sh */
+	bool failed;         /* a line could not be added: the text must not be sent */
 };
 
+/* Appends one line; a NULL value (a member the answer lost) fails the text like a failed allocation. */
 static void lines_export(struct lines *l, const char *name, const char *value)
 {
-	size_t need = strlen(name) + 4 * strlen(value) + 16;
+	size_t need;
 	const char *p;
 
-	if (l->len + need > l->cap) {
-		size_t cap = (l->cap + need) * 2;
-		char *b = realloc(l->buf, cap);
-		if (!b)
-			return;
-		l->buf = b;
-		l->cap = cap;
+	if (!value) {
+		l->failed = true;
+		return;
 	}
+	need = strlen(name) + 4 * strlen(value) + 16;
+	if (l->len + need > l->cap) {
+		char *b = array_grow(l->buf, &l->cap, l->len + need, 1);
+		if (!b) {
+			l->failed = true;
+			return;
+		}
+		l->buf = b;
+	}
+	assert(l->len + need <= l->cap);
 	l->len += (size_t)sprintf(l->buf + l->len, "export %s=%s", name, l->shell ? "'" : "");
 	for (p = value; *p; p++) {
 		if (*p == '\n' || *p == '\r')
@@ -82,83 +96,25 @@ static void lines_export(struct lines *l, const char *name, const char *value)
 	l->len += (size_t)sprintf(l->buf + l->len, "%s\n", l->shell ? "'" : "");
 }
 
-/* A knob's value as text, or NULL. */
-static const char *knob_text(const json_t *config, const char *knob, char *buf, size_t len)
+/* The config's variables (knobs_env.h: the mapping every path shares). */
+static void export_config(struct lines *l, const json_t *config)
 {
-	json_t *v = json_object_get(config, knob);
+	json_t *env = knobs_env(config), *v;
+	const char *name;
 
-	if (json_is_integer(v))
-		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-	else if (json_is_string(v))
-		snprintf(buf, len, "%s", json_string_value(v));
-	else
-		return NULL;
-	return buf;
-}
-
-/* The knobs every job understands, as the environment variables that carry them. */
-static void export_builtin(struct lines *l, const json_t *config)
-{
-	char v[64], list[512];
-	long long g, i;
-	size_t off = 0;
-
-	if (knob_text(config, "intra_threads", v, sizeof(v))) {
-		lines_export(l, "OMP_NUM_THREADS", v);
-		lines_export(l, "MKL_NUM_THREADS", v);
+	if (!env) {
+		l->failed = true;
+		return;
 	}
-	if (knob_text(config, "interop_threads", v, sizeof(v)))
-		lines_export(l, "DLPROF_INTEROP_THREADS", v);
-	if (knob_text(config, "dataloader_workers", v, sizeof(v)))
-		lines_export(l, "DLPROF_DATALOADER_WORKERS", v);
-	if (json_is_integer(json_object_get(config, "gpus"))) {
-		/* The first g devices; which ones are idle is the scheduler's business (Slurm sets its own). */
-		g = json_integer_value(json_object_get(config, "gpus"));
-		list[0] = '\0';
-		for (i = 0; i < g && off + 24 < sizeof(list); i++)
-			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%lld", i ? "," : "", i);
-		lines_export(l, "CUDA_VISIBLE_DEVICES", list);
-	}
-	if (knob_text(config, "affinity", v, sizeof(v))) {
-		if (strcmp(v, "close") == 0 || strcmp(v, "spread") == 0) {
-			lines_export(l, "OMP_PROC_BIND", v);
-			lines_export(l, "OMP_PLACES", "cores");
-		} else {
-			lines_export(l, "OMP_PROC_BIND", "false");
-		}
-	}
-	if (knob_text(config, "allocator", v, sizeof(v)) && strcmp(v, "jemalloc") == 0)
-		lines_export(l, "LD_PRELOAD", "libjemalloc.so.2");
-}
-
-/* Declared knobs beyond the built-in ones: DLPROF_KNOB_<NAME>. */
-static void export_declared(struct lines *l, const json_t *config)
-{
-	static const char *const builtin[] = {"intra_threads", "interop_threads", "dataloader_workers", "gpus",
-					      "affinity", "allocator", "phases"};
-	const char *key;
-	json_t *v;
-	char name[96], val[64];
-	size_t i;
-
-	json_object_foreach((json_t *)config, key, v) {
-		bool skip = false;
-		for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-			skip |= strcmp(key, builtin[i]) == 0;
-		if (skip || !knob_text(config, key, val, sizeof(val)))
-			continue;
-		snprintf(name, sizeof(name), "DLPROF_KNOB_%s", key);
-		for (i = 12; name[i]; i++)
-			name[i] = (name[i] >= 'a' && name[i] <= 'z') ? (char)(name[i] - 32)
-				  : ((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9')) ? name[i] : '_';
-		lines_export(l, name, val);
-	}
+	json_object_foreach(env, name, v)
+		lines_export(l, name, json_string_value(v));
+	json_decref(env);
 }
 
 /* The exports for rec without the job's own line (so the text can be cached for every job). */
 static struct lines render_exports(const json_t *rec, bool shell)
 {
-	struct lines l = {NULL, 0, 0, shell};
+	struct lines l = {NULL, 0, 0, shell, false};
 	const json_t *config = json_object_get(rec, "config");
 	char *params = json_dumps(json_object_get(rec, "params"), JSON_COMPACT | JSON_SORT_KEYS);
 
@@ -166,17 +122,19 @@ static struct lines render_exports(const json_t *rec, bool shell)
 		/* One comment for the person reading the script's output; TaskProlog takes only exports. */
 		const char *why = json_string_value(json_object_get(rec, "explanation"));
 		size_t need = 64 + (why ? strlen(why) : 0);
-		if ((l.buf = malloc(need))) {
-			l.cap = need;
-			l.len = (size_t)snprintf(l.buf, need, "# dlprofd (%s): %s\n",
-						 json_string_value(json_object_get(rec, "source")), why ? why : "");
-			for (size_t i = 0; i < l.len; i++)
-				if (l.buf[i] == '\n' && i + 1 < l.len)
-					l.buf[i] = ' ';
+		if (!(l.buf = malloc(need))) {
+			l.failed = true;
+			free(params);
+			return l;
 		}
+		l.cap = need;
+		l.len = (size_t)snprintf(l.buf, need, "# dlprofd (%s): %s\n",
+					 json_string_value(json_object_get(rec, "source")), why ? why : "");
+		for (size_t i = 0; i < l.len; i++)
+			if (l.buf[i] == '\n' && i + 1 < l.len)
+				l.buf[i] = ' ';
 	}
-	export_builtin(&l, config);
-	export_declared(&l, config);
+	export_config(&l, config);
 	lines_export(&l, "DLPROF_WORKLOAD", json_string_value(json_object_get(rec, "workload")));
 	if (params && strcmp(params, "{}") != 0)
 		lines_export(&l, "DLPROF_PARAMS", params);
@@ -192,9 +150,16 @@ static char *render_answer(json_t *rec, char format, size_t *len)
 
 	if (format != 'j') {
 		l = render_exports(rec, format == 'e');
+		if (l.failed) {
+			free(l.buf);
+			return NULL;
+		}
 		*len = l.len;
 		return l.buf;
 	}
+	/* The variables of the config, as format=env gives them (knobs_env.h). */
+	if (json_object_set_new(rec, "env", knobs_env(json_object_get(rec, "config"))) < 0)
+		return NULL;
 	/* The flags and the newline of http_reply_json, so a cached answer reads the same. */
 	if (!(text = json_dumps(rec, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16))))
 		return NULL;
@@ -214,7 +179,7 @@ static void reply_answer(const struct http_request *req, struct http_response *r
 			 size_t len)
 {
 	const char *job = http_query(req, "job");
-	struct lines l = {body, len, len + 1, format == 'e'};
+	struct lines l = {body, len, len + 1, format == 'e', false};
 
 	if (format == 'j') {
 		http_reply_text(resp, 200, "application/json", body, len);
@@ -222,8 +187,9 @@ static void reply_answer(const struct http_request *req, struct http_response *r
 	}
 	if (job && *job)
 		lines_export(&l, "DLPROF_JOB", job);
-	if (!l.buf) {
-		http_reply_error(resp, 500, "internal", "out of memory");
+	if (l.failed) {
+		free(l.buf);
+		http_reply_oom(resp);
 		return;
 	}
 	http_reply_text(resp, 200, "text/plain; charset=utf-8", l.buf, l.len);
@@ -297,7 +263,7 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 	body = render_answer(rec, fmt, &len);
 	json_decref(rec);
 	if (!body) {
-		http_reply_error(resp, 500, "internal", "out of memory");
+		http_reply_oom(resp);
 		return;
 	}
 	if (klen)

@@ -35,12 +35,50 @@ struct key {
 	size_t offset;          /* into struct config */
 	const char *def;        /* default, as text */
 	double min, max;        /* numbers: inclusive bounds */
-	const char *choices;    /* KEY_ENUM: '|'-separated */
+	const struct config_enum *names; /* KEY_ENUM: its values (stored as an int) */
 	bool reloadable;        /* SIGHUP may change it */
 	const char *help;
 };
 
 #define OFF(f) offsetof(struct config, f)
+
+const struct config_enum config_read_access_names[] = {
+	{"any", READ_ACCESS_ANY},
+	{"local", READ_ACCESS_LOCAL},
+	{"token", READ_ACCESS_TOKEN},
+	{NULL, 0},
+};
+
+const struct config_enum config_log_level_names[] = {
+	{"error", LOG_LEVEL_ERR},
+	{"warning", LOG_LEVEL_WARNING},
+	{"info", LOG_LEVEL_INFO},
+	{"debug", LOG_LEVEL_DEBUG},
+	{NULL, 0},
+};
+
+const struct config_enum config_objective_names[] = {
+	{"throughput", OBJECTIVE_THROUGHPUT},
+	{"goodput", OBJECTIVE_GOODPUT},
+	{"efficiency", OBJECTIVE_EFFICIENCY},
+	{NULL, 0},
+};
+
+int config_enum_value(const struct config_enum *table, const char *name)
+{
+	for (; name && table->name; table++)
+		if (strcmp(table->name, name) == 0)
+			return table->value;
+	return -1;
+}
+
+const char *config_enum_name(const struct config_enum *table, int value)
+{
+	for (; table->name; table++)
+		if (table->value == value)
+			return table->name;
+	return NULL;
+}
 
 static const struct key keys[] = {
 	{"listen", KEY_LISTEN, OFF(listen), "0.0.0.0:8080", 0, 0, NULL, false,
@@ -57,7 +95,7 @@ static const struct key keys[] = {
 	 "seconds between stores of the sampled series (each the window's mean; never below interval)"},
 	{"discovery_interval", KEY_DOUBLE, OFF(discovery_interval_s), "30", 0.01, 3600, NULL, true,
 	 "seconds between scans of all processes for new job members (new jobs and exits: at once)"},
-	{"log_level", KEY_ENUM, OFF(log_level), "info", 0, 0, "error|warning|info|debug", true,
+	{"log_level", KEY_ENUM, OFF(log_level), "info", 0, 0, config_log_level_names, true,
 	 "lines above this level are dropped"},
 	{"retention_days", KEY_DOUBLE, OFF(retention_days), "7", 0.001, 36500, NULL, true,
 	 "days raw samples are kept before per-minute roll-up"},
@@ -65,7 +103,7 @@ static const struct key keys[] = {
 	 "bearer token that allows mutations from non-local addresses"},
 	{"token_file", KEY_STRING, OFF(token_file), "", 0, 0, NULL, true,
 	 "file whose first line is the token (keeps it out of the config)"},
-	{"read_access", KEY_ENUM, OFF(read_access), "any", 0, 0, "any|local|token", true,
+	{"read_access", KEY_ENUM, OFF(read_access), "any", 0, 0, config_read_access_names, true,
 	 "who may call read endpoints"},
 	{"max_body_bytes", KEY_LONG, OFF(max_body_bytes), "8388608", 1024, 1073741824, NULL, false,
 	 "largest request body accepted (413 beyond)"},
@@ -156,19 +194,14 @@ static const struct key *key_find(const char *name)
 	return NULL;
 }
 
-static bool enum_allows(const char *choices, const char *value)
+/* The names of an enum key's values, as "a|b|c", for messages. */
+static void enum_choices(const struct config_enum *names, char *buf, size_t len)
 {
-	size_t len = strlen(value);
-	const char *p = choices;
+	size_t off = 0;
 
-	while (*p) {
-		const char *end = strchr(p, '|');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		if (n == len && strncmp(p, value, n) == 0)
-			return true;
-		p += n + (end ? 1 : 0);
-	}
-	return false;
+	buf[0] = '\0';
+	for (; names->name && off < len; names++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "|" : "", names->name);
 }
 
 /* Checks "host:port" or "[v6]:port" without resolving anything. */
@@ -259,6 +292,7 @@ static int config_set(struct config *cfg, const struct key *k, const char *value
 {
 	char *base = (char *)cfg;
 	double num;
+	int ev;
 
 	if (k->offset == OFF(socket_path))
 		cfg->socket_given = true;   /* config_defaults() takes it back */
@@ -266,12 +300,15 @@ static int config_set(struct config *cfg, const struct key *k, const char *value
 	case KEY_LISTEN:
 		return set_listen(cfg, value, append, o);
 	case KEY_ENUM:
-		if (!enum_allows(k->choices, value)) {
+		if ((ev = config_enum_value(k->names, value)) < 0) {
+			char choices[128];
+			enum_choices(k->names, choices, sizeof(choices));
 			report(o, k->name, "'%s' is not one of ", value);
-			log_err("  allowed: %s", k->choices);
+			log_err("  allowed: %s", choices);
 			return -1;
 		}
-		return set_string((char **)(base + k->offset), value);
+		*(int *)(base + k->offset) = ev;
+		return 0;
 	case KEY_STRING:
 		return set_string((char **)(base + k->offset), value);
 	case KEY_DOUBLE:
@@ -312,7 +349,7 @@ void config_free(struct config *cfg)
 	for (int i = 0; i < cfg->nlisten; i++)
 		free(cfg->listen[i]);
 	for (size_t i = 0; i < NKEYS; i++) {
-		if (keys[i].type == KEY_STRING || keys[i].type == KEY_ENUM)
+		if (keys[i].type == KEY_STRING)
 			free(*(char **)((char *)cfg + keys[i].offset));
 	}
 	free(cfg->config_path);
@@ -567,8 +604,10 @@ void config_restart_keys(const struct config *a, const struct config *b, char *b
 				differs = strcmp(a->listen[j], b->listen[j]) != 0;
 			break;
 		case KEY_STRING:
-		case KEY_ENUM:
 			differs = strcmp(*(char *const *)pa, *(char *const *)pb) != 0;
+			break;
+		case KEY_ENUM:
+			differs = *(const int *)pa != *(const int *)pb;
 			break;
 		case KEY_DOUBLE:
 			differs = *(const double *)pa != *(const double *)pb;

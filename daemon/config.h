@@ -12,6 +12,40 @@
 
 #define CONFIG_MAX_LISTEN 8
 
+/*
+ * The words that name an enum's values, one table per enum, each ending in
+ * {NULL, 0}: the configuration's enum keys and the words of the API that
+ * take one of a few values.  Text is turned into the enum where it comes in
+ * (a file, a flag, a request) and compared as the enum everywhere after.
+ */
+struct config_enum {
+	const char *name;
+	int value;
+};
+
+/* read_access: who may call read endpoints. */
+enum read_access {
+	READ_ACCESS_ANY,     /* anyone who can connect */
+	READ_ACCESS_LOCAL,   /* loopback and the Unix socket */
+	READ_ACCESS_TOKEN,   /* local, or with the bearer token */
+};
+
+/* What the tuner maximises for a workload (a job's "objective", recommend's objective=). */
+enum objective {
+	OBJECTIVE_THROUGHPUT,   /* samples (or steps) per second */
+	OBJECTIVE_GOODPUT,      /* loss decrease per second */
+	OBJECTIVE_EFFICIENCY,   /* throughput per allocated core or GPU */
+};
+
+extern const struct config_enum config_read_access_names[];
+extern const struct config_enum config_log_level_names[];   /* values: enum log_level */
+extern const struct config_enum config_objective_names[];
+
+/* The value table gives name, or -1 (name NULL or not in it). */
+int config_enum_value(const struct config_enum *table, const char *name);
+/* The name table gives value, or NULL. */
+const char *config_enum_name(const struct config_enum *table, int value);
+
 struct config {
 	char *listen[CONFIG_MAX_LISTEN]; /* "ADDR:PORT", "[v6]:PORT" */
 	int nlisten;
@@ -22,11 +56,11 @@ struct config {
 	double interval_s;
 	double store_interval_s;      /* sampled series are stored this often */
 	double discovery_interval_s;  /* all processes scanned this often */
-	char *log_level;
+	int log_level;                   /* enum log_level */
 	double retention_days;
 	char *token;                     /* "" : no token, remote mutations refused */
 	char *token_file;
-	char *read_access;               /* any | local | token */
+	enum read_access read_access;
 	long max_body_bytes;
 	long max_samples;
 	long http_threads;

@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "discovery.h"
@@ -129,25 +130,6 @@ clear_jobs(struct discovery *d)
 	for (i = 0; i < d->njobs; i++)
 		free(d->jobs[i].pids);
 	d->njobs = 0;
-}
-
-/*
- * p with room for n items of size bytes (p itself when it has it), or NULL
- * with p untouched.  The answer is rebuilt every tick: freeing and
- * allocating its ~35 KiB anew (50 jobs) cost a madvise and fresh page
- * faults each time, as the allocator returns freed pages at once.
- */
-static void *
-with_room(void *p, size_t *cap, size_t n, size_t size)
-{
-	void *np;
-
-	if (n <= *cap)
-		return p;
-	np = realloc(p, n * size);
-	if (np != NULL)
-		*cap = n;
-	return np;
 }
 
 static void
@@ -310,15 +292,13 @@ struct disc_set {
 static int
 set_add(struct disc_set *s, size_t idx)
 {
-	size_t *nv, cap;
+	size_t *nv;
 
 	if (s->n == s->cap) {
-		cap = s->cap ? s->cap * 2 : 16;
-		nv = realloc(s->idx, cap * sizeof(*nv));
+		nv = array_grow(s->idx, &s->cap, s->n + 1, sizeof(*nv));
 		if (nv == NULL)
 			return -1;
 		s->idx = nv;
-		s->cap = cap;
 	}
 	s->idx[s->n++] = idx;
 	return 0;
@@ -727,10 +707,15 @@ discovery_update(struct discovery *d, double now, const struct discovery_job **j
 	for (i = 0; prev != NULL && i < nprev; i++)
 		prev[i] = d->jobs[i].id;
 	clear_jobs(d);
-	nj = prev != NULL ? with_room(d->jobs, &d->jobs_cap, d->nrunning + 1, sizeof(*d->jobs)) : NULL;
+	/*
+	 * The answer's arrays are kept from tick to tick: freeing and
+	 * allocating its ~35 KiB anew (50 jobs) cost a madvise and fresh page
+	 * faults each time, as the allocator returns freed pages at once.
+	 */
+	nj = prev != NULL ? array_grow(d->jobs, &d->jobs_cap, d->nrunning + 1, sizeof(*d->jobs)) : NULL;
 	if (nj != NULL)
 		d->jobs = nj;
-	ng = nj != NULL ? with_room(d->gone, &d->gone_cap, nprev + 1, sizeof(*d->gone)) : NULL;
+	ng = nj != NULL ? array_grow(d->gone, &d->gone_cap, nprev + 1, sizeof(*d->gone)) : NULL;
 	if (ng == NULL) {
 		free(prev);
 		log_warn("%s: out of memory", __func__);

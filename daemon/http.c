@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_watch.h"
+
 const char *http_query(const struct http_request *req, const char *key)
 {
 	for (size_t i = 0; i < req->nquery; i++)
@@ -33,9 +35,27 @@ void http_response_clear(struct http_response *resp)
 	memset(resp, 0, sizeof(*resp));
 }
 
+void http_reply_oom(struct http_response *resp)
+{
+	static const char text[] = "{\"error\":\"out_of_memory\",\"detail\":"
+				   "\"the daemon ran out of memory building the answer; retry shortly\"}\n";
+
+	/* Whatever the handler had set (its headers too) belongs to the answer that failed. */
+	http_response_clear(resp);
+	resp->status = 503;
+	resp->content_type = "application/json";
+	if ((resp->body = strdup(text)))
+		resp->body_len = sizeof(text) - 1;
+	http_add_header(resp, "Retry-After", "1");
+}
+
 void http_reply_text(struct http_response *resp, int status, const char *content_type,
 		     char *body_stolen, size_t len)
 {
+	if (!body_stolen && len > 0) {
+		http_reply_oom(resp);   /* the caller's allocation of the body failed */
+		return;
+	}
 	free(resp->body);
 	resp->status = status;
 	resp->content_type = content_type;
@@ -54,9 +74,8 @@ void http_reply_json(struct http_response *resp, int status, json_t *body_stolen
 
 	json_decref(body_stolen);
 	if (!text) {
-		http_reply_text(resp, 500, "application/json",
-				strdup("{\"error\":\"internal\",\"detail\":\"out of memory\"}"), 0);
-		resp->body_len = resp->body ? strlen(resp->body) : 0;
+		/* body_stolen NULL (its json_pack failed) or json_dumps failed: memory ran out. */
+		http_reply_oom(resp);
 		return;
 	}
 	len = strlen(text);
@@ -137,6 +156,8 @@ void http_add_header(struct http_response *resp, const char *name_static, const 
 	resp->headers[resp->nheaders].value = strdup(value);
 	if (resp->headers[resp->nheaders].value)
 		resp->nheaders++;
+	else
+		alloc_watch_note();   /* an answer without its header is not sent (router_handle) */
 }
 
 json_t *http_parse_json_body(const struct http_request *req, struct http_response *resp)

@@ -71,8 +71,11 @@ const char *http_param(const struct http_request *req, const char *key);
 void http_reply_json(struct http_response *resp, int status, json_t *body_stolen);
 void http_reply_error(struct http_response *resp, int status, const char *error,
 		      const char *detail_fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A NULL body of nonzero length is an allocation that failed: the answer becomes http_reply_oom's. */
 void http_reply_text(struct http_response *resp, int status, const char *content_type,
 		     char *body_stolen, size_t len);
+/* 503 out_of_memory with Retry-After, replacing everything the response held. */
+void http_reply_oom(struct http_response *resp);
 /* Adds a header; value is copied. */
 void http_add_header(struct http_response *resp, const char *name_static, const char *value);
 void http_response_clear(struct http_response *resp);

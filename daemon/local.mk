@@ -6,6 +6,9 @@ daemon_libdlprof_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSO
 daemon_libdlprof_a_SOURCES = \
 	daemon/app.h daemon/clock.h \
 	daemon/log.c daemon/log.h \
+	daemon/alloc_watch.c daemon/alloc_watch.h \
+	daemon/invariant.h \
+	daemon/array.c daemon/array.h \
 	daemon/config.c daemon/config.h \
 	daemon/migrations.h \
 	daemon/store.c daemon/store.h daemon/store_internal.h \
@@ -25,6 +28,12 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_jobs.c \
 	daemon/api_ingest.c \
 	daemon/api_static.c \
+	daemon/sampler.c daemon/sampler.h \
+	daemon/sample_window.c daemon/sample_window.h \
+	daemon/discovery.c daemon/discovery.h \
+	daemon/store_series.c daemon/store_series.h \
+	daemon/api_series.c \
+	daemon/api_prometheus.c \
 	$(COLLECTOR_SOURCES) \
 	$(DIAG_SOURCES) \
 	$(TUNER_SOURCES)

@@ -20,26 +20,6 @@ void log_set_level(enum log_level max_level)
 	atomic_store(&log_max_level, (int)max_level);
 }
 
-int log_level_parse(const char *name, enum log_level *out)
-{
-	static const struct {
-		const char *name;
-		enum log_level level;
-	} names[] = {
-		{"error", LOG_LEVEL_ERR},
-		{"warning", LOG_LEVEL_WARNING},
-		{"info", LOG_LEVEL_INFO},
-		{"debug", LOG_LEVEL_DEBUG},
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcmp(name, names[i].name) == 0) {
-			*out = names[i].level;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static void log_vwrite(int level, int errnum, const char *fmt, va_list ap)
 {
 	char line[2048];

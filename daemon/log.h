@@ -15,7 +15,6 @@ enum log_level { LOG_LEVEL_ERR = 3, LOG_LEVEL_WARNING = 4, LOG_LEVEL_INFO = 6, L
 
 /* Lines above max_level are dropped.  Called once at start and on reload. */
 void log_set_level(enum log_level max_level);
-int log_level_parse(const char *name, enum log_level *out);
 
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -23,6 +23,7 @@
 #include <systemd/sd-daemon.h>
 #endif
 
+#include "alloc_watch.h"
 #include "app.h"
 #include "config.h"
 #include "diag_report.h"
@@ -109,9 +110,7 @@ static struct diag_options diag_options_of(const struct config *cfg)
 
 static void apply_log_level(const struct config *cfg)
 {
-	enum log_level level = LOG_LEVEL_INFO;
-	log_level_parse(cfg->log_level, &level);
-	log_set_level(level);
+	log_set_level((enum log_level)cfg->log_level);
 }
 
 /* A development run points --db at var/...: create that directory. */
@@ -307,6 +306,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int rc = 0;
 
+	alloc_watch_install();   /* before any JSON exists: see router_handle */
 	switch (config_load(argc, argv, &d.cfg)) {
 	case CONFIG_EXIT_OK:
 		return 0;

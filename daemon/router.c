@@ -1,9 +1,12 @@
 /*
  * Route matching for router.h.  Patterns are compared segment by segment
  * against the path.  Nothing is allocated: captures are copied,
- * NUL-terminated, into the request's own param_buf.
+ * NUL-terminated, into the request's own param_buf.  router_handle runs
+ * the handler a match found.
  */
 #include "router.h"
+
+#include "alloc_watch.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -93,4 +96,15 @@ const struct route *router_match(const struct route *table, const char *method, 
 	req->nparams = 0;
 	*status = path_known ? 405 : 404;
 	return NULL;
+}
+
+void router_handle(const struct route *r, const struct http_request *req, struct http_response *resp)
+{
+	unsigned long failures = alloc_watch_failures();
+
+	r->handler(req, resp);
+	if (alloc_watch_failures() != failures && resp->status != 503)
+		http_reply_oom(resp);
+	else if (resp->status == 0)
+		http_reply_error(resp, 500, "internal", "the handler gave no answer");
 }

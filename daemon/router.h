@@ -32,6 +32,14 @@ struct route {
 const struct route *router_match(const struct route *table, const char *method, const char *path,
 				 struct http_request *req, int *status, char *allow, size_t allow_len);
 
+/*
+ * Runs r's handler on req: an answer always (500 when the handler gave
+ * none), and 503 out_of_memory when an allocation of this thread failed
+ * while the handler ran (alloc_watch.h): an answer built then may lack a
+ * member it promises, so it is never sent as it stands.
+ */
+void router_handle(const struct route *r, const struct http_request *req, struct http_response *resp);
+
 /* The daemon's route table. */
 extern const struct route dlprof_routes[];
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "metrics.h"
 #include "sample_window.h"
 
@@ -91,7 +92,6 @@ series_get(struct sample_window *w, const struct collector_value *v)
 {
 	struct sample_series *nv;
 	uint32_t *slot;
-	size_t cap;
 
 	if (w->nslot < 2 * (w->n + 1) && rehash(w, w->nslot ? w->nslot * 2 : 256) < 0)
 		return NULL;
@@ -99,12 +99,10 @@ series_get(struct sample_window *w, const struct collector_value *v)
 	if (*slot != 0)
 		return &w->v[*slot - 1];
 	if (w->n == w->cap) {
-		cap = w->cap ? w->cap * 2 : 128;
-		nv = realloc(w->v, cap * sizeof(*nv));
+		nv = array_grow(w->v, &w->cap, w->n + 1, sizeof(*nv));
 		if (nv == NULL)
 			return NULL;
 		w->v = nv;
-		w->cap = cap;
 	}
 	nv = &w->v[w->n];
 	memset(nv, 0, sizeof(*nv));

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "array.h"
 #include "clock.h"
 #include "collector.h"
 #include "discovery.h"
@@ -245,14 +246,13 @@ post_window(struct sampler *s, double now)
 	int r;
 
 	if (s->win.n > s->batch_cap) {
-		nb = realloc(s->batch, s->win.n * sizeof(*nb));
+		nb = array_grow(s->batch, &s->batch_cap, s->win.n, sizeof(*nb));
 		if (nb == NULL) {
 			log_warn("%s: realloc", __func__);
 			sample_window_next(&s->win);
 			return;
 		}
 		s->batch = nb;
-		s->batch_cap = s->win.n;
 	}
 	n = sample_window_rows(&s->win, now, s->batch);
 	r = n > 0 ? store_samples_post(s->app->store, s->batch, n) : STORE_OK;
@@ -320,14 +320,10 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 
 	memset(&snap, 0, sizeof(snap));
 	snap.t = s->out.t;
-	if (sp->values_cap < s->win.n + 1 && (nv = realloc(sp->values, (s->win.n + 1) * sizeof(*sp->values)))) {
+	if ((nv = array_grow(sp->values, &sp->values_cap, s->win.n + 1, sizeof(*sp->values))))
 		sp->values = nv;
-		sp->values_cap = s->win.n + 1;
-	}
-	if (sp->jobs_cap < njobs + 1 && (nv = realloc(sp->jobs, (njobs + 1) * sizeof(*sp->jobs)))) {
+	if ((nv = array_grow(sp->jobs, &sp->jobs_cap, njobs + 1, sizeof(*sp->jobs))))
 		sp->jobs = nv;
-		sp->jobs_cap = njobs + 1;
-	}
 	snap.values = sp->values;
 	snap.jobs = sp->jobs;
 	if (sp->values_cap >= s->win.n + 1 && sp->jobs_cap >= njobs + 1) {

@@ -35,6 +35,7 @@
 
 #include "app.h"
 #include "http.h"
+#include "invariant.h"
 #include "log.h"
 #include "mhd_pool.h"
 #include "peer_uid.h"
@@ -87,7 +88,7 @@ struct server {
 
 	pthread_mutex_t access_lock;  /* guards token and read_access */
 	char *token;
-	char read_access[8];
+	enum read_access read_access;
 
 	_Atomic size_t body_bytes;    /* buffered request bodies, all connections */
 	size_t body_budget;
@@ -255,7 +256,7 @@ bool server_token_equal(const char *given, const char *secret)
 	return diff == 0;
 }
 
-bool server_access_check(enum route_access access, const struct http_peer *peer, const char *read_access,
+bool server_access_check(enum route_access access, const struct http_peer *peer, enum read_access read_access,
 			 struct http_response *resp)
 {
 	bool local = peer->loopback || peer->unix_socket;
@@ -269,10 +270,10 @@ bool server_access_check(enum route_access access, const struct http_peer *peer,
 		return false;
 	}
 	/* An unknown setting grants nothing beyond this node: fail closed. */
-	if (strcmp(read_access, "any") == 0 || local || (strcmp(read_access, "token") == 0 && peer->token_ok))
+	if (read_access == READ_ACCESS_ANY || local || (read_access == READ_ACCESS_TOKEN && peer->token_ok))
 		return true;
 	http_reply_error(resp, 403, "forbidden", "reads are limited to %s clients by read_access",
-			 strcmp(read_access, "token") == 0 ? "local or token-bearing" : "local");
+			 read_access == READ_ACCESS_TOKEN ? "local or token-bearing" : "local");
 	return false;
 }
 
@@ -345,6 +346,7 @@ static struct ip_count *ip_slot(struct server *srv, int family, const unsigned c
 {
 	struct ip_count *free_slot = NULL;
 
+	assert(lock_held(&srv->ip_lock));
 	for (size_t i = 0; i < srv->nips; i++) {
 		struct ip_count *c = &srv->ips[i];
 		if (c->family == family && memcmp(c->addr, addr, 16) == 0)
@@ -597,7 +599,7 @@ static void learn_tcp_uid(struct MHD_Connection *conn, struct http_peer *peer)
 }
 
 static void route_request(struct server *srv, struct MHD_Connection *conn, struct http_request *req,
-			  const char *key, const char *read_access, struct http_response *resp,
+			  const char *key, enum read_access read_access, struct http_response *resp,
 			  const struct route **matched)
 {
 	const struct route *r;
@@ -622,9 +624,7 @@ static void route_request(struct server *srv, struct MHD_Connection *conn, struc
 		return;
 	if (r->access == ACCESS_MUTATE && req->peer.loopback)
 		learn_tcp_uid(conn, &req->peer);
-	r->handler(req, resp);
-	if (resp->status == 0)
-		http_reply_error(resp, 500, "internal", "the handler gave no answer");
+	router_handle(r, req, resp);
 }
 
 static void dispatch(struct listener *l, struct MHD_Connection *conn, const char *url, const char *method,
@@ -633,7 +633,8 @@ static void dispatch(struct listener *l, struct MHD_Connection *conn, const char
 	struct server *srv = l->srv;
 	struct http_request req;
 	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	char read_access[8], key[64];
+	enum read_access read_access;
+	char key[64];
 
 	memset(&req, 0, sizeof(req));
 	req.method = method;
@@ -646,7 +647,7 @@ static void dispatch(struct listener *l, struct MHD_Connection *conn, const char
 	pthread_mutex_lock(&srv->access_lock);
 	if (auth && strncmp(auth, "Bearer ", 7) == 0)
 		req.peer.token_ok = server_token_equal(auth + 7, srv->token);
-	memcpy(read_access, srv->read_access, sizeof(read_access));
+	read_access = srv->read_access;
 	pthread_mutex_unlock(&srv->access_lock);
 	if (MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_query, &req) < 0 ||
 	    req.nquery == HTTP_MAX_QUERY_ARGS) {
@@ -813,7 +814,7 @@ struct server *server_start(struct app *app, const struct server_options *opt)
 	pthread_mutex_init(&srv->ip_lock, NULL);
 	pthread_mutex_init(&srv->rate_lock, NULL);
 	srv->token = strdup("");
-	snprintf(srv->read_access, sizeof(srv->read_access), "any");
+	srv->read_access = READ_ACCESS_ANY;
 	if (!srv->token || limits_init(srv, opt) < 0) {
 		log_warnx("%s: out of memory", __func__);
 		goto fail;
@@ -833,7 +834,7 @@ fail:
 	return NULL;
 }
 
-void server_set_access(struct server *srv, const char *token, const char *read_access)
+void server_set_access(struct server *srv, const char *token, enum read_access read_access)
 {
 	char *copy = strdup(token ? token : "");
 
@@ -842,7 +843,7 @@ void server_set_access(struct server *srv, const char *token, const char *read_a
 	pthread_mutex_lock(&srv->access_lock);
 	free(srv->token);
 	srv->token = copy;
-	snprintf(srv->read_access, sizeof(srv->read_access), "%s", read_access);
+	srv->read_access = read_access;
 	pthread_mutex_unlock(&srv->access_lock);
 }
 

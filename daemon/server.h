@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "router.h"
 
 struct app;
@@ -35,17 +36,17 @@ struct server_options {
 /* Binds every address and starts serving; NULL after logging why. */
 struct server *server_start(struct app *app, const struct server_options *opt);
 /* Access settings that SIGHUP may change; strings are copied. */
-void server_set_access(struct server *srv, const char *token, const char *read_access);
+void server_set_access(struct server *srv, const char *token, enum read_access read_access);
 /* Stops accepting, lets requests in flight finish (up to a few seconds), stops. */
 void server_stop(struct server *srv);
 
 /*
  * The access rule, pure for tests: whether peer may call a route of the
- * given access under read_access ("any", "local" or "token").  Mutations
+ * given access under read_access.  Mutations
  * need loopback, the Unix socket or the bearer token; reads what
  * read_access says.  Fills resp with a 403 when not.
  */
-bool server_access_check(enum route_access access, const struct http_peer *peer, const char *read_access,
+bool server_access_check(enum route_access access, const struct http_peer *peer, enum read_access read_access,
 			 struct http_response *resp);
 /* Compares a presented token with the secret in time independent of where they differ. */
 bool server_token_equal(const char *given, const char *secret);

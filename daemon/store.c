@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc_watch.h"
+#include "invariant.h"
 #include "log.h"
 #include "migrations.h"
 #include "store_internal.h"
@@ -386,12 +388,51 @@ unsigned long store_jobs_generation(struct store *st)
  * sqlite3_free).  It can only be set before SQLite initialises, hence once,
  * from the first store_open.
  */
+/*
+ * SQLite's allocator as it was before sqlite_configure wrapped it.  Written
+ * once, under pthread_once and before SQLite initialises, and only read
+ * after: SQLite's allocator hooks take no context pointer.
+ */
+static sqlite3_mem_methods sqlite_mem;
+
+/*
+ * A failed allocation inside SQLite can surface as a NULL column a row
+ * reader takes for a NULL value: it is counted for the calling thread, so
+ * the request that met it answers 503 (alloc_watch.h).
+ */
+static void *sqlite_malloc_watched(int n)
+{
+	void *p = sqlite_mem.xMalloc(n);
+
+	if (!p)
+		alloc_watch_note();
+	return p;
+}
+
+static void *sqlite_realloc_watched(void *old, int n)
+{
+	void *p = sqlite_mem.xRealloc(old, n);
+
+	if (!p && n > 0)
+		alloc_watch_note();
+	return p;
+}
+
 static void sqlite_configure(void)
 {
 	int rc = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	sqlite3_mem_methods watched;
 
 	if (rc != SQLITE_OK)
 		log_debug("store: SQLite's memory statistics stay on: %s", sqlite3_errstr(rc));
+	if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &sqlite_mem) != SQLITE_OK)
+		return;
+	watched = sqlite_mem;
+	watched.xMalloc = sqlite_malloc_watched;
+	watched.xRealloc = sqlite_realloc_watched;
+	rc = sqlite3_config(SQLITE_CONFIG_MALLOC, &watched);
+	if (rc != SQLITE_OK)
+		log_debug("store: SQLite's allocation failures go uncounted: %s", sqlite3_errstr(rc));
 }
 
 struct store *store_open(const char *path, const struct store_options *opt)
@@ -681,6 +722,8 @@ static void *store_writer_main(void *arg)
 /* Appends op under the lock; STORE_EBUSY when full, STORE_ECLOSED when stopping. */
 static int store_enqueue_locked(struct store *st, struct store_op *op)
 {
+	assert(lock_held(&st->lock));
+	assert(st->depth <= st->limit);
 	if (st->stopping)
 		return STORE_ECLOSED;
 	if (st->depth >= st->limit)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "clock.h"
 #include "log.h"
 #include "store_internal.h"
@@ -73,8 +74,7 @@ store_jobs_running(struct store *st, struct store_running_job **out, size_t *n)
 		r = STORE_EIO;
 	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
+			nv = array_grow(v, &cap, cnt + 1, sizeof(*v));
 			if (nv == NULL) {
 				r = STORE_EIO;
 				break;

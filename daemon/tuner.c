@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+#include "invariant.h"
 #include "log.h"
 #include "store_tuner.h"
 #include "tuner_internal.h"
@@ -24,7 +26,7 @@
 struct tuner_write {
 	enum { WRITE_TRIAL, WRITE_PHASE, WRITE_DECLARED } kind;
 	int64_t job_id;
-	char objective[16];
+	enum objective objective;
 	char phase[TUNER_PHASE_MAX];
 	char *text;                   /* config (trial) or declared knobs; owned */
 	long n;
@@ -50,13 +52,13 @@ static void writes_flush(struct tuner *t, struct tuner_write *w)
 		struct tuner_write *next = w->next;
 		int rc = STORE_OK;
 		if (t->st && w->kind == WRITE_TRIAL) {
-			struct store_trial tr = {w->job_id, w->phase, w->text, w->objective, w->n,
+			struct store_trial tr = {w->job_id, w->phase, w->text, tuner_objective_name(w->objective), w->n,
 						 w->mean, w->m2, w->t_start, w->t_end};
 			rc = store_trial_add(t->st, &tr);
 		} else if (t->st && w->kind == WRITE_PHASE) {
-			rc = store_tuner_phase_save(t->st, w->job_id, w->objective, w->phase, w->settled, w->drift_t);
+			rc = store_tuner_phase_save(t->st, w->job_id, tuner_objective_name(w->objective), w->phase, w->settled, w->drift_t);
 		} else if (t->st && w->kind == WRITE_DECLARED) {
-			rc = store_tuner_declared_save(t->st, w->job_id, w->objective, w->text);
+			rc = store_tuner_declared_save(t->st, w->job_id, tuner_objective_name(w->objective), w->text);
 		}
 		if (rc != STORE_OK && rc != STORE_ENOTFOUND)
 			log_warnx("%s: job %lld: %s", __func__, (long long)w->job_id, store_strerror(rc));
@@ -74,7 +76,7 @@ static struct tuner_write *write_new(int kind, int64_t job_id, const struct tune
 		return NULL;
 	wr->kind = kind;
 	wr->job_id = job_id;
-	snprintf(wr->objective, sizeof(wr->objective), "%s", w->objective);
+	wr->objective = w->objective;
 	snprintf(wr->phase, sizeof(wr->phase), "%s", phase ? phase : "");
 	return wr;
 }
@@ -93,16 +95,16 @@ static void queue_phase_state(struct tuner_write **wl, int64_t job_id, const str
 
 /* ---- topology, objectives, parameters ---- */
 
-bool tuner_is_efficiency(const char *objective)
+enum objective tuner_objective(const char *name)
 {
-	return objective && strcmp(objective, "efficiency") == 0;
+	int v = config_enum_value(config_objective_names, name);
+
+	return v < 0 ? OBJECTIVE_THROUGHPUT : (enum objective)v;
 }
 
-static const char *objective_name(const char *objective)
+const char *tuner_objective_name(enum objective o)
 {
-	if (objective && (strcmp(objective, "goodput") == 0 || strcmp(objective, "efficiency") == 0))
-		return objective;
-	return "throughput";
+	return config_enum_name(config_objective_names, (int)o);
 }
 
 void tuner_topology(const struct tuner *t, bool efficiency, struct knob_topology *out)
@@ -156,8 +158,9 @@ struct tuner_workload *tuner_workload_find(struct tuner *t, const char *name, co
 {
 	struct tuner_workload *w;
 
+	assert(lock_held(&t->lock));
 	for (w = t->workloads; w; w = w->next)
-		if (strcmp(w->name, name) == 0 && strcmp(w->objective, objective_name(objective)) == 0 &&
+		if (strcmp(w->name, name) == 0 && w->objective == tuner_objective(objective) &&
 		    json_equal(w->params, (json_t *)params))
 			return w;
 	return NULL;
@@ -192,11 +195,9 @@ static struct tuner_pool *pool_get(struct tuner_workload *w, const char *phase, 
 		if (strcmp(w->pools[i].phase, phase) == 0 && strcmp(w->pools[i].config, config) == 0)
 			return &w->pools[i];
 	if (w->npools == w->pools_cap) {
-		size_t cap = w->pools_cap ? w->pools_cap * 2 : 8;
-		if (!(p = realloc(w->pools, cap * sizeof(*p))))
+		if (!(p = array_grow(w->pools, &w->pools_cap, w->npools + 1, sizeof(*p))))
 			return NULL;
 		w->pools = p;
-		w->pools_cap = cap;
 	}
 	p = &w->pools[w->npools];
 	memset(p, 0, sizeof(*p));
@@ -265,7 +266,7 @@ static int workload_build(struct tuner *t, struct tuner_workload *w, const json_
 	size_t i;
 	int p;
 
-	tuner_topology(t, tuner_is_efficiency(w->objective), &topo);
+	tuner_topology(t, w->objective == OBJECTIVE_EFFICIENCY, &topo);
 	topo.gpus_free = topo.gpus_total; /* the space spans all GPUs; jobs are filtered to the free ones */
 	if (knobs_space_build(&sp, &topo, declared, err, err_len) < 0)
 		return -1;
@@ -323,7 +324,7 @@ static struct tuner_workload *workload_new(struct tuner *t, int64_t id, const ch
 	w->id = id;
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->params = tuner_params_canonical(params);
-	snprintf(w->objective, sizeof(w->objective), "%s", objective_name(objective));
+	w->objective = tuner_objective(objective);
 	if (workload_build(t, w, declared, err, sizeof(err)) < 0 &&
 	    workload_build(t, w, NULL, err, sizeof(err)) < 0) {
 		log_warnx("%s: workload %s: %s", __func__, name, err);
@@ -336,13 +337,14 @@ static struct tuner_workload *workload_new(struct tuner *t, int64_t id, const ch
 }
 
 struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
-				     const json_t *params, const char *objective)
+				     const json_t *params, enum objective objective)
 {
 	struct tuner_workload *o, *best = NULL;
 	struct tuner_phase *ph;
 
+	assert(lock_held(&t->lock));
 	for (o = t->workloads; o; o = o->next) {
-		if (o == w || strcmp(o->name, name) != 0 || strcmp(o->objective, objective_name(objective)) != 0 ||
+		if (o == w || strcmp(o->name, name) != 0 || o->objective != objective ||
 		    json_equal(o->params, (json_t *)params))
 			continue;
 		ph = tuner_phase_get(o, "", false);
@@ -360,6 +362,7 @@ void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner
 	int c, oc;
 	char *text;
 
+	assert(lock_held(&t->lock));
 	if (ph->l->ntrials > 0 || ph->prior == TUNER_PRIOR_SIMILAR)
 		return;
 	if (!(o = tuner_similar(t, w, w->name, w->params, w->objective)))
@@ -433,7 +436,7 @@ static void job_filter(struct tuner *t, struct tuner_job *j)
 {
 	struct knob_topology topo;
 
-	tuner_topology(t, tuner_is_efficiency(j->w->objective), &topo);
+	tuner_topology(t, j->w->objective == OBJECTIVE_EFFICIENCY, &topo);
 	knobs_filter_all(&j->w->sp, &j->allowed);
 	if (knobs_filter_topology(&j->w->sp, &j->allowed, &topo) < 0)
 		log_warnx("%s: job %lld: a declared range leaves no value that fits this node "
@@ -702,10 +705,10 @@ static int cmp_sample_t(const void *a, const void *b)
 /* The whole-job objective value of one sample, or NAN when it carries none. */
 static double job_step_value(struct tuner_job *j, const struct sample *s, int cand)
 {
-	const char *obj = j->w->objective;
+	enum objective obj = j->w->objective;
 	double v = NAN;
 
-	if (strcmp(obj, "goodput") == 0) {
+	if (obj == OBJECTIVE_GOODPUT) {
 		if (strcmp(s->name, "loss") != 0)
 			return NAN;
 		if (j->has_loss && s->t > j->last_loss_t)
@@ -721,7 +724,7 @@ static double job_step_value(struct tuner_job *j, const struct sample *s, int ca
 	} else if (strcmp(s->name, "step_time_s") == 0 && !j->has_sps && s->value > 0.0) {
 		v = 1.0 / s->value; /* steps per second when the job gives no sample count */
 	}
-	if (!isnan(v) && tuner_is_efficiency(obj))
+	if (!isnan(v) && obj == OBJECTIVE_EFFICIENCY)
 		v /= tuner_resources(&j->w->sp, cand);
 	return v;
 }
@@ -736,10 +739,10 @@ static void learn_step_scale(struct tuner_job *j, double value, double step_time
 	struct tuner_workload *w = j->w;
 	double kappa;
 
-	if (strcmp(w->objective, "goodput") == 0 || !(value > 0.0) || !(step_time > 0.0) || cand < 0)
+	if (w->objective == OBJECTIVE_GOODPUT || !(value > 0.0) || !(step_time > 0.0) || cand < 0)
 		return;
 	kappa = value * step_time;
-	if (tuner_is_efficiency(w->objective))
+	if (w->objective == OBJECTIVE_EFFICIENCY)
 		kappa *= tuner_resources(&w->sp, cand);
 	w->kappa_sum += kappa;
 	w->kappa_n++;
@@ -816,7 +819,7 @@ static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
 				if (cand < 0 || !(jp = job_phase(j, x->phase)))
 					continue;
 				v = 1.0 / x->value;
-				if (tuner_is_efficiency(j->w->objective))
+				if (j->w->objective == OBJECTIVE_EFFICIENCY)
 					v /= tuner_resources(&j->w->sp, cand);
 				phase_step(j, jp, cand, x->t, v, wl);
 			}
@@ -853,7 +856,7 @@ static int tuner_load(struct tuner *t)
 		struct tuner_workload *w;
 		for (w = t->workloads; w; w = w->next) {
 			struct tuner_phase *ph;
-			if (w->id != wid || strcmp(w->objective, objective_name(obj)) != 0)
+			if (w->id != wid || w->objective != tuner_objective(obj))
 				continue;
 			if ((ph = tuner_phase_get(w, json_string_value(json_object_get(row, "phase")), true))) {
 				ph->settled = json_integer_value(json_object_get(row, "settled")) != 0;
@@ -886,7 +889,7 @@ static int tuner_load(struct tuner *t)
 		struct tuner_workload *w;
 		for (w = t->workloads; w; w = w->next)
 			if (w->id == json_integer_value(json_object_get(row, "workload_id")) &&
-			    strcmp(w->objective, objective_name(json_string_value(json_object_get(row, "objective")))) == 0)
+			    w->objective == tuner_objective(json_string_value(json_object_get(row, "objective"))))
 				w->jobs = (long)json_integer_value(json_object_get(row, "jobs"));
 	}
 	json_decref(all);
@@ -898,7 +901,7 @@ struct tuner *tuner_open(struct store *st, const struct node_info *node, const s
 	struct tuner *t = calloc(1, sizeof(*t));
 	struct tuner_workload *w;
 	long trials = 0;
-	int nwork = 0;
+	int nwork = 0, rc;
 
 	if (!t) {
 		log_warn("%s", __func__);
@@ -912,7 +915,11 @@ struct tuner *tuner_open(struct store *st, const struct node_info *node, const s
 		t->opt.explore_share = 0.10;
 	if (!(t->opt.gain_threshold > 0.0))
 		t->opt.gain_threshold = 0.01;
-	if (tuner_load(t) < 0) {
+	/* Nobody sees t yet, but the load runs functions whose contract is "lock held". */
+	pthread_mutex_lock(&t->lock);
+	rc = tuner_load(t);
+	pthread_mutex_unlock(&t->lock);
+	if (rc < 0) {
 		tuner_close(t);
 		return NULL;
 	}

@@ -1,6 +1,7 @@
 # The tuner: sources that go into daemon/libdlprof.a, its tests and bench.
 TUNER_SOURCES = \
 	daemon/knobs.c daemon/knobs.h \
+	daemon/knobs_env.c daemon/knobs_env.h \
 	daemon/tuner_model.c daemon/tuner_model.h \
 	daemon/tuner_learner.c daemon/tuner_learner.h \
 	daemon/tuner_trial.c daemon/tuner_trial.h \

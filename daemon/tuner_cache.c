@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "invariant.h"
 #include "log.h"
 #include "tuner_internal.h"
 
@@ -44,6 +45,7 @@ static void cache_expire(struct tuner_cache *c)
 
 void tuner_cache_changed(struct tuner *t)
 {
+	assert(lock_held(&t->lock));
 	t->cache.gen++;
 }
 

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "config.h"
 #include "knobs.h"
 #include "node.h"
 #include "tuner.h"
@@ -72,7 +73,7 @@ struct tuner_workload {
 	int64_t id;                   /* workloads.id; 0 until a job of it is seen */
 	char name[TUNER_NAME_MAX];
 	json_t *params;               /* object, canonical numbers */
-	char objective[16];
+	enum objective objective;
 	json_t *declared;             /* the knobs its latest job declared, or NULL */
 	struct knob_space sp;
 	struct tuner_phase phases[TUNER_MAX_PHASES];
@@ -163,7 +164,7 @@ struct tuner_phase *tuner_phase_get(struct tuner_workload *w, const char *phase,
 void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
 /* The most-trialled similar workload, or NULL. */
 struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
-				     const json_t *params, const char *objective);
+				     const json_t *params, enum objective objective);
 /* ---- plans (tuner_plan.c, lock held) ---- */
 
 /* The estimate of a plan's whole-job value. */
@@ -213,6 +214,8 @@ void tuner_cache_free(struct tuner *t);
 
 /* Copies params with integral reals as integers and numeric strings as numbers. */
 json_t *tuner_params_canonical(const json_t *params);
-bool tuner_is_efficiency(const char *objective);
+/* An objective's name as the API and the store give it; throughput when NULL or unknown. */
+enum objective tuner_objective(const char *name);
+const char *tuner_objective_name(enum objective o);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "tuner_internal.h"
 
 /* Relative error of a predicted plan (switching costs, phases interacting). */
@@ -193,13 +194,11 @@ int tuner_plan_pool(struct tuner_workload *w, const struct tuner_plan *p)
 	if (plans >= TUNER_MAX_PLANS || !(text = plan_text(w, p)))
 		return -1;
 	if (w->npools == w->pools_cap) {
-		size_t cap = w->pools_cap ? w->pools_cap * 2 : 8;
-		if (!(pool = realloc(w->pools, cap * sizeof(*pool)))) {
+		if (!(pool = array_grow(w->pools, &w->pools_cap, w->npools + 1, sizeof(*pool)))) {
 			free(text);
 			return -1;
 		}
 		w->pools = pool;
-		w->pools_cap = cap;
 	}
 	pool = &w->pools[w->npools];
 	memset(pool, 0, sizeof(*pool));
@@ -245,7 +244,7 @@ static double step_time_of(const struct tuner_workload *w, int cand, double v)
 	if (w->kappa_n == 0 || !(v > 0.0))
 		return NAN;
 	kappa = w->kappa_sum / (double)w->kappa_n;
-	if (tuner_is_efficiency(w->objective))
+	if (w->objective == OBJECTIVE_EFFICIENCY)
 		kappa /= tuner_resources(&w->sp, cand);
 	return kappa / v;
 }

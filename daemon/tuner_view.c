@@ -14,11 +14,11 @@
 /* Most predicted configs one surface answer lists. */
 #define VIEW_MAX_PREDICTED 512
 
-static const char *unit_of(const char *objective)
+static const char *unit_of(enum objective objective)
 {
-	if (strcmp(objective, "goodput") == 0)
+	if (objective == OBJECTIVE_GOODPUT)
 		return "loss decrease/s";
-	if (strcmp(objective, "efficiency") == 0)
+	if (objective == OBJECTIVE_EFFICIENCY)
 		return "samples/s per core or GPU";
 	return "samples/s";
 }
@@ -32,7 +32,7 @@ static void node_filter(struct tuner *t, const struct tuner_workload *w, const s
 {
 	struct knob_topology topo;
 
-	tuner_topology(t, w ? tuner_is_efficiency(w->objective) : false, &topo);
+	tuner_topology(t, w ? w->objective == OBJECTIVE_EFFICIENCY : false, &topo);
 	knobs_filter_all(sp, f);
 	(void)knobs_filter_topology(sp, f, &topo);
 }
@@ -41,7 +41,7 @@ static void surface_filter(struct tuner *t, const struct tuner_workload *w, stru
 {
 	struct knob_topology topo;
 
-	tuner_topology(t, tuner_is_efficiency(w->objective), &topo);
+	tuner_topology(t, w->objective == OBJECTIVE_EFFICIENCY, &topo);
 	topo.gpus_free = topo.gpus_total;
 	knobs_filter_all(&w->sp, f);
 	(void)knobs_filter_topology(&w->sp, f, &topo);
@@ -138,7 +138,7 @@ static int fresh_space(struct tuner *t, const json_t *declared, const char *obje
 	struct knob_topology topo;
 	char err[200];
 
-	tuner_topology(t, tuner_is_efficiency(objective), &topo);
+	tuner_topology(t, tuner_objective(objective) == OBJECTIVE_EFFICIENCY, &topo);
 	if (knobs_space_build(sp, &topo, declared, err, sizeof(err)) == 0)
 		return 0;
 	return knobs_space_build(sp, &topo, NULL, err, sizeof(err));
@@ -186,7 +186,7 @@ static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w
 
 	if (fresh_space(t, w ? w->declared : NULL, objective, &sp) < 0)
 		return NULL;
-	tuner_topology(t, tuner_is_efficiency(objective), &topo);
+	tuner_topology(t, tuner_objective(objective) == OBJECTIVE_EFFICIENCY, &topo);
 	c = knobs_prior_candidate(&sp);
 	knobs_config_text(&sp, c, text, sizeof(text));
 	snprintf(line, sizeof(line),
@@ -201,8 +201,7 @@ static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w
 json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, const char *objective)
 {
 	json_t *canon = tuner_params_canonical(params), *rec = NULL;
-	const char *obj = tuner_is_efficiency(objective) || (objective && strcmp(objective, "goodput") == 0)
-				  ? objective : "throughput";
+	const char *obj = tuner_objective_name(tuner_objective(objective));
 	struct tuner_workload *w, *o;
 	struct tuner_phase *ph0;
 
@@ -211,7 +210,7 @@ json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params,
 	ph0 = w ? tuner_phase_get(w, "", false) : NULL;
 	if (ph0 && ph0->l->ntrials > 0)
 		rec = recommend_learned(t, w, ph0);
-	if (!rec && (o = tuner_similar(t, w, name, canon, obj)))
+	if (!rec && (o = tuner_similar(t, w, name, canon, tuner_objective(obj))))
 		rec = recommend_similar(t, o, obj);
 	if (!rec)
 		rec = recommend_default(t, w, obj);
@@ -288,8 +287,8 @@ static json_t *workload_summary(struct tuner *t, struct tuner_workload *w)
 		if (w->phases[i].l->ntrials > 0)
 			json_array_append_new(phases, json_string(w->phases[i].name));
 	o = json_pack("{s:s, s:O, s:s, s:s, s:i, s:I, s:o, s:o, s:s}", "name", w->name, "params", w->params,
-		      "objective", w->objective, "hw_class", t->node.hw_class, "trials", phase_trials(w), "jobs",
-		      (json_int_t)w->jobs, "phases", phases, "best", best, "source",
+		      "objective", tuner_objective_name(w->objective), "hw_class", t->node.hw_class,
+		      "trials", phase_trials(w), "jobs", (json_int_t)w->jobs, "phases", phases, "best", best, "source",
 		      json_is_object(best) ? "learned" : "default");
 	if (json_is_object(best)) {
 		json_object_set(o, "confidence", json_object_get(best, "confidence"));
@@ -464,10 +463,10 @@ json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, 
 	pthread_mutex_lock(&t->lock);
 	variants = json_array();
 	for (w = t->workloads; w; w = w->next) {
-		if (strcmp(w->name, name) != 0 || (objective && strcmp(w->objective, objective) != 0))
+		if (strcmp(w->name, name) != 0 || (objective && w->objective != tuner_objective(objective)))
 			continue;
 		json_array_append_new(variants, json_pack("{s:O, s:s, s:i, s:I}", "params", w->params, "objective",
-							  w->objective, "trials", phase_trials(w), "jobs",
+							  tuner_objective_name(w->objective), "trials", phase_trials(w), "jobs",
 							  (json_int_t)w->jobs));
 		if (canon ? json_equal(canon, w->params) && (!pick || phase_trials(w) > phase_trials(pick))
 			  : !pick || phase_trials(w) > phase_trials(pick))

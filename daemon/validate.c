@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_watch.h"
+#include "config.h"
+
 bool validate_metric_name(const char *name)
 {
 	size_t n = 0;
@@ -116,8 +119,10 @@ int validate_ingest(const json_t *body, int64_t job_id, const struct ingest_limi
 		return snprintf(err, errlen, "config: an object is required"), -1;
 
 	out->samples = n ? calloc(n, sizeof(*out->samples)) : NULL;
-	if (n && !out->samples)
+	if (n && !out->samples) {
+		alloc_watch_note();   /* the request's answer is 503, not this 400 (router_handle) */
 		return snprintf(err, errlen, "samples: out of memory"), -1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (sample_from_json(json_array_get(samples, i), i, job_id, lim, &out->samples[i], err, errlen) < 0) {
 			free(out->samples);
@@ -180,8 +185,6 @@ static int check_knobs(const json_t *knobs, char *err, size_t errlen)
 	return 0;
 }
 
-static const char *const objectives[] = {"throughput", "goodput", "efficiency", NULL};
-
 static const char *opt_string(const json_t *body, const char *key, size_t max, char *err, size_t errlen, int *bad)
 {
 	const json_t *v = json_object_get(body, key);
@@ -225,13 +228,8 @@ int validate_registration(const json_t *body, struct job_spec *spec, char **para
 		spec->objective = opt_string(body, "objective", 16, err, errlen, &bad);
 	if (bad)
 		return -1;
-	if (spec->objective) {
-		size_t i;
-		for (i = 0; objectives[i] && strcmp(objectives[i], spec->objective) != 0; i++)
-			;
-		if (!objectives[i])
-			return snprintf(err, errlen, "objective: one of throughput, goodput, efficiency"), -1;
-	}
+	if (spec->objective && config_enum_value(config_objective_names, spec->objective) < 0)
+		return snprintf(err, errlen, "objective: one of throughput, goodput, efficiency"), -1;
 	if (pid && !json_is_null(pid)) {
 		if (!json_is_integer(pid) || json_integer_value(pid) <= 0 || json_integer_value(pid) > 4194304)
 			return snprintf(err, errlen, "pid: a positive process id is required"), -1;

@@ -49,9 +49,30 @@ tests_unit_test_peer_uid_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
+check_PROGRAMS += tests/unit/test_array
+TESTS += tests/unit/test_array
+tests_unit_test_array_SOURCES = tests/unit/test_array.c
+tests_unit_test_array_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_array_LDADD = $(UNIT_LDADD)
+# Every GET route under a failing Nth allocation: libc's allocator is
+# wrapped at link time for the daemon's objects (the test fails the Nth call).
+check_PROGRAMS += tests/unit/test_oom
+TESTS += tests/unit/test_oom
+tests_unit_test_oom_SOURCES = tests/unit/test_oom.c
+tests_unit_test_oom_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=open_memstream
+tests_unit_test_oom_LDADD = $(UNIT_LDADD)
 endif
 
 TESTS += tests/integration/test_allocator.py
+
+# One config through recommend, registration, the Slurm hooks and the client: the same variables.
+TESTS += tests/integration/test_env_paths.py
+EXTRA_DIST += tests/integration/test_env_paths.py
+
+# collectors/ includes only its own headers and log.h; its fragment compiles no daemon file.
+TESTS += tests/unit/test_layering.sh
+EXTRA_DIST += tests/unit/test_layering.sh
 EXTRA_DIST += tests/integration/test_allocator.py
 TESTS += tests/integration/test_startup.py
 EXTRA_DIST += tests/integration/test_startup.py

@@ -15,10 +15,12 @@
  * callback returns 0.
  *
  * Modes: recommend exports the workload's best known settings
- * (/api/v1/recommend?format=env) and registers the job; tune also starts
- * the job with the config the tuner assigns it at registration, which may
- * try other start-time knobs (inter-op threads, affinity, data-loader
- * workers) to learn them across jobs; off does nothing.
+ * (/api/v1/recommend?format=env) and registers the job; tune instead
+ * starts the job with the variables of the config the tuner assigns it at
+ * registration (the answer's "env", mapped by the daemon as recommend's
+ * lines are), which may try other start-time knobs (inter-op threads,
+ * affinity, data-loader workers) to learn them across jobs; off does
+ * nothing.
  */
 #include <slurm/spank.h>
 #include <stdint.h>
@@ -194,36 +196,26 @@ static int apply_env_lines(spank_t sp, char *text)
 }
 
 /*
- * tune: the start-time knobs of the config the tuner assigned at
- * registration, as the environment variables recommend's format=env names.
+ * tune: the variables of the config the tuner assigned at registration, as
+ * the daemon maps them (the answer's "env" object, the same mapping as
+ * /api/v1/recommend's export lines), set in the job as they are.
  */
-static void apply_config(spank_t sp, const struct sj_value *cfg)
+static void apply_env_object(spank_t sp, const struct sj_value *env)
 {
-	static const struct { const char *knob, *env1, *env2; } map[] = {
-		{"intra_threads", "OMP_NUM_THREADS", "MKL_NUM_THREADS"},
-		{"interop_threads", "DLPROF_INTEROP_THREADS", NULL},
-		{"dataloader_workers", "DLPROF_DATALOADER_WORKERS", NULL},
-		{"affinity", "OMP_PROC_BIND", NULL},
-	};
-	char value[64];
+	const char *cursor = NULL;
+	char name[128], value[512];
+	struct sj_value v;
 
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-		struct sj_value v;
-		if (sj_get(cfg, map[i].knob, &v) < 0 || sj_text(&v, value, sizeof(value)) < 0)
-			continue;
-		if (strcmp(map[i].knob, "affinity") == 0) {
-			if (strcmp(value, "close") != 0 && strcmp(value, "spread") != 0)
-				continue;
-			spank_setenv(sp, "OMP_PLACES", "cores", 1);
-		}
-		spank_setenv(sp, map[i].env1, value, 1);
-		if (map[i].env2)
-			spank_setenv(sp, map[i].env2, value, 1);
-	}
+	while (sj_next(env, &cursor, name, sizeof(name), &v) == 1)
+		if (sj_text(&v, value, sizeof(value)) == 0 && name[0])
+			spank_setenv(sp, name, value, 1);
 }
 
-/* Registers the job; returns the daemon's id or 0.  tune applies its config. */
-static long long register_job(spank_t sp, const char *workload, uint32_t job_id, enum dlprof_mode m)
+/*
+ * Registers the job; returns the daemon's id or 0.  tune applies the
+ * variables of the config assigned and sets *tuned.
+ */
+static long long register_job(spank_t sp, const char *workload, uint32_t job_id, enum dlprof_mode m, int *tuned)
 {
 	char json[512], *body;
 	struct sj_value root, v;
@@ -233,8 +225,10 @@ static long long register_job(spank_t sp, const char *workload, uint32_t job_id,
 	if (dlprof_call("POST", "/api/v1/jobs", json, &body) < 0)
 		return 0;
 	if (sj_parse(body, &root) == 0 && sj_get(&root, "id", &v) == 0 && sj_int(&v, &id) == 0) {
-		if (m == MODE_TUNE && sj_get(&root, "config", &v) == 0)
-			apply_config(sp, &v);
+		if (m == MODE_TUNE && sj_get(&root, "env", &v) == 0) {
+			apply_env_object(sp, &v);
+			*tuned = 1;
+		}
 	} else {
 		slurm_verbose("dlprof: registration answer without an id: %.200s", body);
 		id = 0;
@@ -260,6 +254,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	char workload[129], marker[160], seen[160], path[300], *body;
 	char host[64] = "";
 	long long id;
+	int tuned = 0;
 
 	parse_args(ac, av);
 	m = job_mode(sp);
@@ -277,16 +272,23 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	snprintf(path, sizeof(path), "/api/v1/recommend?workload=%s&format=env", workload);
 	switch (dlprof_call("GET", path, NULL, &body)) {
 	case 0:
-		apply_env_lines(sp, body);
-		free(body);
 		break;
 	case -1:
-		break;      /* no recommendation: still record the job */
+		body = NULL;   /* no recommendation: still record the job */
+		break;
 	default:
-		return 0;   /* daemon down or hung: the job runs untouched */
+		return 0;      /* daemon down or hung: the job runs untouched */
 	}
+	/*
+	 * tune: the assigned config's variables replace the recommendation
+	 * whole; laid over it, a variable only the recommendation sets (its
+	 * OMP_PROC_BIND, its LD_PRELOAD) would outlive the config.
+	 */
+	id = register_job(sp, workload, job_id, m, &tuned);
+	if (!tuned && body)
+		apply_env_lines(sp, body);
+	free(body);
 	spank_setenv(sp, "DLPROF_WORKLOAD", workload, 1);
-	id = register_job(sp, workload, job_id, m);
 	if (id > 0) {
 		char ids[32];
 		snprintf(ids, sizeof(ids), "%lld", id);

@@ -60,8 +60,8 @@ static void check_config(const struct config *cfg)
 	assert(cfg->max_body_bytes >= 1024 && cfg->http_threads >= 1 && cfg->max_connections >= 1);
 	assert(cfg->queue_limit >= 1 && cfg->connection_timeout_s >= 1);
 	assert(cfg->explore_share >= 0 && cfg->explore_share <= 1);
-	assert(strcmp(cfg->read_access, "any") == 0 || strcmp(cfg->read_access, "local") == 0 ||
-	       strcmp(cfg->read_access, "token") == 0);
+	assert(config_enum_name(config_read_access_names, (int)cfg->read_access) != NULL);
+	assert(config_enum_name(config_log_level_names, cfg->log_level) != NULL);
 	assert(cfg->token && cfg->db_path && cfg->socket_path && cfg->web_root);
 }
 

@@ -17,19 +17,20 @@ FUZZ_V = $(FUZZ_V_@AM_V@)
 FUZZ_V_ = $(FUZZ_V_@AM_DEFAULT_V@)
 FUZZ_V_0 = @echo "  FUZZCC   $@";
 
-FUZZ_SRC_VALIDATE = $(srcdir)/tests/fuzz/fuzz_validate.c $(srcdir)/daemon/validate.c $(srcdir)/daemon/http.c
+FUZZ_SRC_VALIDATE = $(srcdir)/tests/fuzz/fuzz_validate.c $(srcdir)/daemon/validate.c $(srcdir)/daemon/http.c \
+	$(srcdir)/daemon/config.c $(srcdir)/daemon/log.c $(srcdir)/daemon/alloc_watch.c
 FUZZ_SRC_ROUTER = $(srcdir)/tests/fuzz/fuzz_router.c $(srcdir)/daemon/router.c $(srcdir)/daemon/routes.c \
-	$(srcdir)/daemon/http.c $(srcdir)/daemon/api_static.c tests/fuzz/route_stubs.c
+	$(srcdir)/daemon/http.c $(srcdir)/daemon/alloc_watch.c $(srcdir)/daemon/api_static.c tests/fuzz/route_stubs.c
 FUZZ_SRC_CONFIG = $(srcdir)/tests/fuzz/fuzz_config.c $(srcdir)/daemon/config.c $(srcdir)/daemon/log.c
-FUZZ_SRC_PROCFS = $(srcdir)/tests/fuzz/fuzz_procfs.c $(srcdir)/collectors/procfs.c
-FUZZ_SRC_CGROUP = $(srcdir)/tests/fuzz/fuzz_cgroup.c $(srcdir)/collectors/cgroup.c $(srcdir)/collectors/procfs.c
+FUZZ_SRC_PROCFS = $(srcdir)/tests/fuzz/fuzz_procfs.c $(srcdir)/collectors/procfs.c $(srcdir)/daemon/array.c
+FUZZ_SRC_CGROUP = $(srcdir)/tests/fuzz/fuzz_cgroup.c $(srcdir)/collectors/cgroup.c $(srcdir)/collectors/procfs.c $(srcdir)/daemon/array.c
 
 if HAVE_FUZZ_CC
 fuzz: $(FUZZ_TARGETS)
 
 tests/fuzz/fuzz_validate: $(FUZZ_SRC_VALIDATE) autoconfig.h
 	@$(MKDIR_P) tests/fuzz
-	$(FUZZ_V)$(FUZZ_COMPILE) $(JANSSON_CFLAGS) -o $@ $(FUZZ_SRC_VALIDATE) $(JANSSON_LIBS) -lm
+	$(FUZZ_V)$(FUZZ_COMPILE) $(JANSSON_CFLAGS) $(INIH_CFLAGS) -o $@ $(FUZZ_SRC_VALIDATE) $(JANSSON_LIBS) $(INIH_LIBS) -lm
 tests/fuzz/fuzz_router: $(FUZZ_SRC_ROUTER) autoconfig.h
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_V)$(FUZZ_COMPILE) $(JANSSON_CFLAGS) -o $@ $(FUZZ_SRC_ROUTER) $(JANSSON_LIBS)

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "log.h"
 
 static char conf_path[64];
 
@@ -48,7 +49,7 @@ static void test_defaults(void **state)
 	assert_true(cfg->interval_s == 1.0);
 	assert_true(cfg->store_interval_s == 10.0);
 	assert_true(cfg->discovery_interval_s == 30.0);
-	assert_string_equal(cfg->read_access, "any");
+	assert_int_equal(cfg->read_access, READ_ACCESS_ANY);
 	assert_int_equal(cfg->max_samples, 10000);
 	config_free(cfg);
 }
@@ -66,7 +67,7 @@ static void test_file_then_flags(void **state)
 	assert_string_equal(cfg->db_path, "/tmp/flag.db");
 	assert_int_equal(cfg->nlisten, 2);
 	assert_string_equal(cfg->listen[1], "[::1]:9001");
-	assert_string_equal(cfg->log_level, "debug");
+	assert_int_equal(cfg->log_level, LOG_LEVEL_DEBUG);
 	assert_true(cfg->foreground);
 	config_free(cfg);
 	unlink(conf_path);
@@ -169,6 +170,51 @@ static void test_token_file(void **state)
 	unlink(token_path);
 }
 
+/* Each enum key stores the value its name stands for, whichever way it came. */
+static void test_enum_keys(void **state)
+{
+	static const struct {
+		const char *flag, *name;
+		int value;
+	} cases[] = {
+		{"--read-access", "any", READ_ACCESS_ANY},     {"--read-access", "local", READ_ACCESS_LOCAL},
+		{"--read-access", "token", READ_ACCESS_TOKEN}, {"--log-level", "error", LOG_LEVEL_ERR},
+		{"--log-level", "warning", LOG_LEVEL_WARNING}, {"--log-level", "debug", LOG_LEVEL_DEBUG},
+	};
+	struct config *cfg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = {"dlprofd", "--config", "/dev/null", cases[i].flag, cases[i].name};
+		assert_int_equal(load(&cfg, 5, argv), CONFIG_OK);
+		if (strcmp(cases[i].flag, "--read-access") == 0)
+			assert_int_equal(cfg->read_access, cases[i].value);
+		else
+			assert_int_equal(cfg->log_level, cases[i].value);
+		config_free(cfg);
+	}
+}
+
+/* The name tables read both ways, and nothing else is a name. */
+static void test_enum_tables(void **state)
+{
+	const struct config_enum *tables[] = {config_read_access_names, config_log_level_names,
+					      config_objective_names};
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (const struct config_enum *e = tables[t]; e->name; e++) {
+			assert_int_equal(config_enum_value(tables[t], e->name), e->value);
+			assert_string_equal(config_enum_name(tables[t], e->value), e->name);
+		}
+		assert_int_equal(config_enum_value(tables[t], "ANY"), -1);
+		assert_int_equal(config_enum_value(tables[t], NULL), -1);
+		assert_null(config_enum_name(tables[t], 1000));
+	}
+	assert_int_equal(config_enum_value(config_objective_names, "goodput"), OBJECTIVE_GOODPUT);
+	assert_int_equal(config_enum_value(config_objective_names, "latency"), -1);
+}
+
 static void test_restart_keys(void **state)
 {
 	const char *a1[] = {"dlprofd", "--config", "/dev/null", "--interval", "1", "--db", "/a"};
@@ -197,6 +243,8 @@ int main(void)
 		cmocka_unit_test(test_bad_file),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_token_file),
+		cmocka_unit_test(test_enum_keys),
+		cmocka_unit_test(test_enum_tables),
 		cmocka_unit_test(test_restart_keys),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

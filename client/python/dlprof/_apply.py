@@ -4,18 +4,19 @@ The daemon assigns a config (knob -> value, with per-phase overrides); this
 module turns it into process settings and reports back the config actually
 in force, observed where it can be observed:
 
+- the environment: the variables the daemon maps the config to (the "env"
+  of its registration answer, the mapping /api/v1/recommend and the Slurm
+  hooks use too), set at start: OMP_*/MKL_* only while torch is not loaded
+  (OpenMP and BLAS read them when they load), OMP_PROC_BIND/OMP_PLACES only
+  when the job did not set OMP_PROC_BIND itself, LD_PRELOAD and
+  CUDA_VISIBLE_DEVICES never (fixed before the process started: observed,
+  never changed).  A job a prologue registered got them from the prologue.
 - intra_threads: torch.set_num_threads, at start and whenever the session
-  asks (the session only asks at step and phase boundaries); also
-  OMP_NUM_THREADS/MKL_NUM_THREADS for processes started later.
+  asks (the session only asks at step and phase boundaries).
 - interop_threads: torch.set_num_interop_threads, once, and only after a
   forked child showed the call succeeds (see _interop_settable); without a
   value from the daemon, DLPROF_INTEROP_THREADS from a prologue.
 - dataloader_workers: DLPROF_DATALOADER_WORKERS for the script to read.
-- affinity: OMP_PROC_BIND/OMP_PLACES, which OpenMP reads when it starts, so
-  only when torch is not loaded yet; otherwise the environment says what
-  the process runs with.
-- allocator, gpus: fixed before the process started (LD_PRELOAD,
-  CUDA_VISIBLE_DEVICES); observed, never changed.
 
 torch is never imported here: a job that has not imported it does not get
 the cost of loading it, and a job without torch works unchanged.  It is
@@ -31,7 +32,19 @@ import warnings
 
 log = logging.getLogger("dlprof")
 
-_AFFINITY_BIND = {"close": "close", "spread": "spread"}
+# The variables this module reads back, named as the daemon's mapping
+# (daemon/knobs_env.c) names them; tests/integration/test_env_paths.py
+# checks them against what the daemon serves.
+ENV = {
+    "intra_threads": "OMP_NUM_THREADS",
+    "interop_threads": "DLPROF_INTEROP_THREADS",
+    "affinity": "OMP_PROC_BIND",
+    "allocator": "LD_PRELOAD",
+    "gpus": "CUDA_VISIBLE_DEVICES",
+}
+_FIXED_AT_EXEC = (ENV["allocator"], ENV["gpus"])
+_READ_AT_LOAD = ("OMP_", "MKL_")
+_BINDING = (ENV["affinity"], "OMP_PLACES")
 
 
 def _torch():
@@ -117,25 +130,29 @@ class Applier:
 
     # ---- at start ----
 
-    def start(self, config):
-        """Applies everything a config sets at process start."""
+    def start(self, config, env=None):
+        """
+        Applies everything a config sets at process start; env is what the
+        daemon mapped it to (None: a prologue registered the job and set it).
+        """
         n = _positive_int(config.get("intra_threads"))
-        if n is not None and not self._torch_at_start:
-            # Read by OpenMP and BLAS when torch (or numpy) loads later.
-            os.environ["OMP_NUM_THREADS"] = str(n)
-            os.environ["MKL_NUM_THREADS"] = str(n)
-        self._start_threads = _env_int("OMP_NUM_THREADS")
-        workers = config.get("dataloader_workers")
-        if isinstance(workers, int) and not isinstance(workers, bool) and workers >= 0:
-            os.environ["DLPROF_DATALOADER_WORKERS"] = str(workers)
-        affinity = config.get("affinity")
-        if (affinity in _AFFINITY_BIND and not self._torch_at_start
-                and "OMP_PROC_BIND" not in os.environ):
-            os.environ["OMP_PROC_BIND"] = _AFFINITY_BIND[affinity]
-            os.environ["OMP_PLACES"] = "cores"
+        self._set_env(env if isinstance(env, dict) else {})
+        self._start_threads = _env_int(ENV["intra_threads"])
         self._affinity = self._observed_affinity()
         self.set_threads(n)
         self.try_interop(config)
+
+    def _set_env(self, env):
+        """Sets the served variables this process can still act on (see the module comment)."""
+        bound_by_job = ENV["affinity"] in os.environ
+        for name, value in env.items():
+            if not isinstance(value, str) or name in _FIXED_AT_EXEC:
+                continue
+            if name.startswith(_READ_AT_LOAD) and self._torch_at_start:
+                continue
+            if name in _BINDING and bound_by_job:
+                continue
+            os.environ[name] = value
 
     def try_interop(self, config):
         """
@@ -148,7 +165,7 @@ class Applier:
         torch = _torch()
         n = _positive_int(config.get("interop_threads"))
         if n is None:
-            n = _env_int("DLPROF_INTEROP_THREADS")
+            n = _env_int(ENV["interop_threads"])
         if n is None or torch is None:
             return
         self._interop_tried = True
@@ -203,8 +220,8 @@ class Applier:
             out["interop_threads"] = torch.get_num_interop_threads()
         if self._affinity is not None:
             out["affinity"] = self._affinity
-        out["allocator"] = "jemalloc" if "jemalloc" in os.environ.get("LD_PRELOAD", "") else "default"
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        out["allocator"] = "jemalloc" if "jemalloc" in os.environ.get(ENV["allocator"], "") else "default"
+        visible = os.environ.get(ENV["gpus"])
         if visible is not None:
             out["gpus"] = len([d for d in visible.split(",") if d.strip() not in ("", "-1")])
         if phase_threads:
@@ -213,7 +230,7 @@ class Applier:
 
     @staticmethod
     def _observed_affinity():
-        bind = os.environ.get("OMP_PROC_BIND", "").strip().lower()
+        bind = os.environ.get(ENV["affinity"], "").strip().lower()
         if not bind or bind == "false":
             return "none"
         first = bind.split(",")[0]

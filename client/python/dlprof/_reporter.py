@@ -73,6 +73,7 @@ class Reporter:
         self.on_config = on_config
         self.registration = registration      # body of POST /api/v1/jobs, or None
         self.job_id = job_id                   # written by the reporter thread (before start, the job's)
+        self.env = None                        # the variables the registration answer served
         self.end_job = end_job
         self.disabled = False                  # nothing will ever be accepted
         self.health = Health(transport.endpoint)
@@ -125,6 +126,8 @@ class Reporter:
             self.health.failed("registration answer without an id")
             return False
         self.job_id = doc["id"]
+        if isinstance(doc.get("env"), dict):
+            self.env = doc["env"]
         self._take_config(doc)
         return True
 

@@ -200,7 +200,7 @@ class Session:
         else:
             self._reporter.register()
         self._adopt()
-        self._applier.start(self._assigned)
+        self._applier.start(self._assigned, self._reporter.env)
         self._torch_seen = "torch" in sys.modules
         self._apply_threads()
         self._reporter.start()
