@@ -21,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sqlite3.h>
 #include <cmocka.h>
 
 #include "alloc_watch.h"
 #include "app.h"
+#include "jobs.h"
 #include "node.h"
 #include "router.h"
 #include "stats.h"
@@ -166,6 +168,8 @@ static struct answer call(struct fixture *f, const char *method, const char *tar
 	req.body_len = body ? strlen(body) : 0;
 	req.content_type = body ? "application/json" : NULL;
 	req.peer.loopback = true;
+	req.peer.has_uid = true;
+	req.peer.uid = getuid();
 	req.app = &f->app;
 	r = router_match(dlprof_routes, method, path, &req, &status, allow, sizeof(allow));
 	assert_non_null(r);
@@ -212,13 +216,15 @@ static int setup(void **state)
 	f->app.store = store_open(f->db, &sopt);
 	f->app.tuner = f->app.store ? tuner_open(f->app.store, &f->node, &topt) : NULL;
 	f->app.stats = stats_new(dlprof_routes);
-	if (!f->app.tuner || !f->app.stats)
+	f->app.jobs = f->app.tuner ? jobs_new(f->app.store, f->app.tuner, f->node.hw_class, "/proc") : NULL;
+	if (!f->app.jobs || !f->app.stats)
 		return -1;
 	atomic_store(&f->app.limits.max_samples, 1000);
 	atomic_store(&f->app.limits.max_sample_age_s, 1e9);
 	atomic_store(&f->app.limits.max_sample_skew_s, 1e9);
 	/* One job that reported, so the reads have rows, series and a learned config. */
-	a = call(f, "POST", "/api/v1/jobs", "{\"workload\":\"oom\",\"params\":{\"batch\":8},\"pid\":1}");
+	snprintf(metrics, sizeof(metrics), "{\"workload\":\"oom\",\"params\":{\"batch\":8},\"pid\":%d}", (int)getpid());
+	a = call(f, "POST", "/api/v1/jobs", metrics);
 	if (a.status != 201 || sscanf(a.body, "{\"id\":%20[0-9]", f->job) != 1)
 		return -1;
 	free(a.body);
@@ -238,6 +244,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	char cmd[128];
 
+	jobs_free(f->app.jobs);
 	tuner_close(f->app.tuner);
 	store_close(f->app.store);
 	stats_free(f->app.stats);
