@@ -187,6 +187,15 @@ classify(struct discovery *d, pid_t pid)
 		info->slurm_job = info->cg.job;
 	/* The environment is readable for our own user's processes, or with privilege. */
 	n = procfs_readf(buf, sizeof(buf), "%s/%d/environ", d->proc_root, (int)pid);
+	/*
+	 * slurmd runs its Prolog and Epilog with the job's SLURM_JOB_ID and
+	 * SLURM_SCRIPT_CONTEXT set: they work for the job but are not part of it,
+	 * and an Epilog that outlives the job's end would register it again.
+	 */
+	if (n > 0 && procfs_environ_get(buf, (size_t)n, "SLURM_SCRIPT_CONTEXT", val, sizeof(val)) == 0) {
+		info->slurm_job = 0;
+		return info;
+	}
 	if (n > 0) {
 		if (info->slurm_job == 0 && procfs_environ_get(buf, (size_t)n, "SLURM_JOB_ID", val, sizeof(val)) == 0)
 			info->slurm_job = strtoll(val, NULL, 10);

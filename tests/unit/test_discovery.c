@@ -3,7 +3,8 @@
  * (tests/fixtures/proc-jobs-t0 and -t1, stat lines in the kernel's format):
  * a registered job's process tree with a zombie, a registered pid since
  * reused by a later process, a Slurm job found by its cgroup v2 path and one
- * found by SLURM_JOB_ID in an environment; then the tree loses its root (the
+ * found by SLURM_JOB_ID in an environment (and slurmd's Epilog, which
+ * carries the same variable, not taken for one); then the tree loses its root (the
  * orphan stays in the job) and the Slurm environment job ends.  Runs against
  * a real store in a temporary directory.
  */
@@ -146,6 +147,8 @@ finds_trees_and_slurm_jobs(void **state)
 	assert_int_equal(j->npids, 1);
 	assert_int_equal(j->pids[0], 400);
 	assert_string_equal(j->workload, "resnet-train");
+	/* Pid 410 is slurmd's Epilog for job 88, which has ended: not a job's process. */
+	assert_int_equal(store_job_find_external(f->app.store, "slurm:88", &slurm77), STORE_ENOTFOUND);
 }
 
 static void
