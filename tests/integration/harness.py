@@ -218,6 +218,38 @@ class Daemon:
         return body
 
 
+def as_uid(uid, fn):
+    """fn() in a forked child running as uid (no supplementary groups); returns what it
+    returned (JSON-able).  Needs root."""
+    if os.getuid() != 0:
+        raise AssertionError("this check needs root to switch to another uid")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out = json.dumps(fn())
+        except BaseException as e:  # noqa: BLE001 - handed back to the parent
+            out = json.dumps({"exception": repr(e)})
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    out = json.loads(data)
+    assert not (isinstance(out, dict) and "exception" in out), out
+    return out
+
+
 def wait_until(predicate, timeout=10.0, interval=0.1):
     """Polls predicate until it returns a true value; returns it or raises."""
     deadline = time.time() + timeout

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DAEMON, Daemon, Tap, UnixHTTPConnection, wait_until  # noqa: E402
+from harness import DAEMON, Daemon, Tap, UnixHTTPConnection, as_uid, wait_until  # noqa: E402
 
 tap = Tap()
 workdir = tempfile.mkdtemp(prefix="dlprof-api-")
@@ -21,32 +21,6 @@ workdir = tempfile.mkdtemp(prefix="dlprof-api-")
 
 def now():
     return time.time()
-
-
-def as_uid(uid, fn):
-    """Runs fn() in a forked child with the given uid; returns what it returned (JSON-able)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            os.setgid(uid)
-            os.setuid(uid)
-            out = json.dumps(fn())
-        except Exception as e:  # noqa: BLE001
-            out = json.dumps({"exception": repr(e)})
-        os.write(w, out.encode())
-        os._exit(0)
-    os.close(w)
-    data = b""
-    while True:
-        chunk = os.read(r, 65536)
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    return json.loads(data)
 
 
 with Daemon(workdir=workdir) as d:
@@ -264,8 +238,6 @@ with Daemon(workdir=workdir) as d:
             out["register"] = r.status
             out["job"] = json.loads(r.read()).get("id")
             return out
-        if os.getuid() != 0:
-            raise AssertionError("this check needs root to switch to another uid")
         res = as_uid(65534, nobody_writes)
         assert res["status"] == 403 and res["body"]["error"] == "forbidden", res
         assert res["register"] == 201, res

@@ -23,43 +23,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "reliability"))
-from harness import Daemon, Tap, UnixHTTPConnection  # noqa: E402
+from harness import Daemon, Tap, UnixHTTPConnection, as_uid  # noqa: E402
 from common import NetPair  # noqa: E402
 
 NOBODY = 65534
 OTHER = 65533
 tap = Tap()
-
-
-def as_uid(uid, fn):
-    """fn() in a forked child running as uid; returns what it returned (JSON-able)."""
-    if os.getuid() != 0:
-        raise AssertionError("this check needs root to switch to another uid")
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            out = json.dumps(fn())
-        except BaseException as e:  # noqa: BLE001 - handed back to the parent
-            out = json.dumps({"exception": repr(e)})
-        os.write(w, out.encode())
-        os._exit(0)
-    os.close(w)
-    data = b""
-    while True:
-        chunk = os.read(r, 65536)
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    out = json.loads(data)
-    assert not (isinstance(out, dict) and "exception" in out), out
-    return out
 
 
 def call(d, unix, method, path, body=None):
