@@ -263,12 +263,16 @@ def recommendation(d, workload, **params):
     return body["config"]["intra_threads"]
 
 
-def wait_ended(d, ext, timeout=15):
-    """The jobs with external id ext once all have ended (or as they are at the timeout)."""
+def wait_ended(d, ext, timeout=15, exit_status=False):
+    """The jobs with external id ext once all have ended (or as they are at the timeout).
+
+    Discovery may end a job (no process left) before the Epilog reports its exit
+    code: with exit_status, waits for that report too."""
     deadline = time.time() + timeout
     while True:
         jobs = daemon_jobs(d, ext, registered=False)
-        if jobs and all(j["state"] == "ended" for j in jobs):
+        if jobs and all(j["state"] == "ended" and (not exit_status or j["exit_status"] is not None)
+                        for j in jobs):
             return jobs
         if time.time() > deadline:
             return jobs
@@ -362,7 +366,7 @@ def run_hooks(tap, cluster, root):
     cluster.write_conf(["TaskProlog=" + hooks["dlprof-taskprolog"], "Epilog=" + hooks["dlprof-epilog"]])
     with Daemon() as d:
         with open(hooks_conf, "w") as f:
-            f.write("socket=%s\ntimeout=2\n" % d.socket_path)
+            f.write("socket=%s\ntimeout=5\n" % d.socket_path)
         cluster.start()
 
         job, rc, out = cluster.sbatch(SHOW_ENV + "; exit 3", "--comment=dlprof:deploy-a batch=32",
@@ -394,7 +398,7 @@ def run_hooks(tap, cluster, root):
 
         @tap.test("Epilog: the job ends with its exit code")
         def _():
-            wait_ended(d, ext)
+            wait_ended(d, ext, exit_status=True)
             jobs = daemon_jobs(d, ext)
             assert jobs and jobs[0]["state"] == "ended", jobs
             assert jobs[0]["exit_status"] == 3, jobs
@@ -416,7 +420,7 @@ def run_hooks(tap, cluster, root):
             rec_b = recommendation(d, "deploy-b")
             if rec_b is not None:
                 assert env.get("OMP_NUM_THREADS") == str(rec_b), (rec_b, out)
-            wait_ended(d, "slurm:" + env["SLURM_JOB_ID"])
+            wait_ended(d, "slurm:" + env["SLURM_JOB_ID"], exit_status=True)
             jobs = daemon_jobs(d, "slurm:" + env["SLURM_JOB_ID"])
             assert len(jobs) == 1 and jobs[0]["workload"] == "deploy-b", jobs
             assert jobs[0]["state"] == "ended" and jobs[0]["exit_status"] == 0, jobs
@@ -442,7 +446,7 @@ def run_hooks(tap, cluster, root):
             assert daemon_jobs(d, "slurm:" + job) == [], daemon_jobs(d, "slurm:" + job)
 
         with open(hooks_conf, "w") as f:
-            f.write("socket=%s\ntimeout=2\nreport=no\n" % d.socket_path)
+            f.write("socket=%s\ntimeout=5\nreport=no\n" % d.socket_path)
         job, rc, out = cluster.sbatch(SHOW_ENV, "-J", "deploy-quiet")
 
         @tap.test("Epilog with report=no: the job ends, nothing is appended")

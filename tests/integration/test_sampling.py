@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -78,11 +79,41 @@ def metric_value(text, name, labels):
     return None
 
 
+class CpuTrace(threading.Thread):
+    """The process's CPU seconds read from /proc every 50 ms, to compare any window with."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.points, self.stop = pid, [], threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                self.points.append((time.time(), proc_cpu_s(self.pid)))
+            except OSError:  # the process has exited
+                return
+            time.sleep(0.05)
+
+    def at(self, t):
+        """CPU seconds at t, interpolated between the two readings around it."""
+        pts = self.points
+        for (t0, c0), (t1, c1) in zip(pts, pts[1:]):
+            if t0 <= t <= t1:
+                return c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+        raise AssertionError("no /proc reading around %.2f" % t)
+
+    def cores(self, a, b):
+        return (self.at(b) - self.at(a)) / (b - a)
+
+
+STORE_S = 1.5
 tap = Tap()
 busy = subprocess.Popen(["/usr/bin/python3", "-c", BUSY])
+cpu_trace = CpuTrace(busy.pid)
+cpu_trace.start()
 try:
     # Sampled every 0.5 s, stored every 1.5 s (each point the window's mean).
-    with Daemon(args=["--interval", "0.5", "--store-interval", "1.5"]) as d:
+    with Daemon(args=["--interval", "0.5", "--store-interval", str(STORE_S)]) as d:
         job = d.register("busy-3-threads", pid=busy.pid)
         jid = job["id"]
 
@@ -110,23 +141,25 @@ try:
 
         # The window over which the daemon's figures and /proc's are compared.
         time.sleep(1.5)
-        t_a, cpu_a = time.time(), proc_cpu_s(busy.pid)
+        t_a = time.time()
         time.sleep(4.0)
-        t_b, cpu_b = time.time(), proc_cpu_s(busy.pid)
-        proc_cores = (cpu_b - cpu_a) / (t_b - t_a)
-        print("# /proc: %.3f cores over %.1f s" % (proc_cores, t_b - t_a), flush=True)
+        t_b = time.time()
 
         def window_points():
             status, _, body = d.get("/api/v1/jobs/%d/series?name=cpu.cores" % jid)
             assert status == 200, (status, body)
             # A point at t is the mean over the store window that ends at t.
-            pts = [p for p in body["points"] if t_a + 1.5 <= p[0] <= t_b + 0.1]
+            pts = [p for p in body["points"] if t_a + STORE_S <= p[0] <= t_b + 0.1]
             later = [p for p in body["points"] if p[0] > t_b]
             return (body, pts) if pts and later else None
 
         body, pts = wait_until(window_points, timeout=15)
         series_cores = sum(p[1] for p in pts) / len(pts)
-        print("# series: %.3f cores over %d points" % (series_cores, len(pts)), flush=True)
+        # /proc over exactly the points' windows: the share a busy job gets moves
+        # with whatever else runs, so a longer or shifted window would differ.
+        proc_cores = sum(cpu_trace.cores(p[0] - STORE_S, p[0]) for p in pts) / len(pts)
+        print("# series: %.3f cores, /proc: %.3f cores, over %d points" % (series_cores, proc_cores, len(pts)),
+              flush=True)
 
         # Three spinning threads get up to 2 cores on an idle 2-core machine;
         # when other work starves them, /proc says so and the 0.5 bar is moot.
@@ -246,6 +279,7 @@ try:
     else:
         tap.skip("with the NVML double: nvml is available and GPUs show in /metrics", "double not built")
 finally:
+    cpu_trace.stop.set()
     if busy.poll() is None:
         busy.kill()
         busy.wait()
