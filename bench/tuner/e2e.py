@@ -10,7 +10,13 @@ For each workload of e2e_job.py, in one run on this machine:
   - dlprofd's jobs 1..N of the workload on a fresh daemon: each a fresh
     process through the dlprof client, its whole throughput counted
     (exploration included), and the share of its steps run on a config other
-    than the one it ended on.
+    than the one it ended on;
+  - after each of dlprofd's jobs 6..N, a fresh run of the best fixed setting
+    and of the per-phase optimum (in alternating order): dlprofd is compared
+    with these paired runs.  The sweep only selects the two settings; taking
+    its own figures would compare dlprofd with the largest of many noisy
+    runs (biased upward by about one spread), and with the machine as it was
+    minutes earlier (its speed drifts by more than the gains measured here).
 Prints a markdown section (and writes it with --out); --json keeps the raw figures.
 
   e2e.py --daemon build/release/daemon/dlprofd [--workloads a,b] [--jobs 10] [--reps 2]
@@ -117,14 +123,20 @@ def sweep(binary, name, phases, steps, reps, rng):
     d = Daemon(binary)
     try:
         for inter, top, over in order:
-            r = run_job([name, steps, d.url, "fixed", inter, top] + ["%s=%d" % kv for kv in sorted(over.items())])
+            r = run_job([name, steps, d.url] + fixed_args((inter, top, over.items())))
             vals.setdefault((inter, top, tuple(sorted(over.items()))), []).append(r["steps_per_s"])
     finally:
         d.stop()
     return {k: statistics.median(v) for k, v in vals.items()}, vals
 
 
-def tuned(binary, name, steps, jobs):
+def fixed_args(setting):
+    inter, top, over = setting
+    return ["fixed", inter, top] + ["%s=%d" % kv for kv in sorted(over)]
+
+
+def tuned(binary, name, steps, jobs, refs):
+    """dlprofd's jobs; after each from the 6th on, a paired run of each reference setting (key: its name)."""
     d = Daemon(binary)
     out = []
     try:
@@ -134,9 +146,18 @@ def tuned(binary, name, steps, jobs):
             final = cfgs[-1] if cfgs else None
             explore = sum(1 for c in cfgs if c != final) / max(1, len(cfgs))
             out.append({"job": k + 1, "steps_per_s": r["steps_per_s"], "explore_share": explore,
-                        "final": json.loads(final) if final else None, "interop": r["interop"]})
+                        "final": json.loads(final) if final else None, "interop": r["interop"], "refs": {}})
             log("%s job %d: %.2f steps/s, %.0f%% exploring, ended on %s" %
                 (name, k + 1, r["steps_per_s"], 100 * explore, final))
+            if k < 5:
+                continue
+            # The fixed runs report as workload e2e-fixed-NAME: the tuner never sees them.
+            order = sorted(refs) if k % 2 else sorted(refs, reverse=True)
+            for ref in order:
+                same = [r for r in out[-1]["refs"] if refs[r] == refs[ref]]
+                out[-1]["refs"][ref] = out[-1]["refs"][same[0]] if same else \
+                    run_job([name, steps, d.url] + fixed_args(refs[ref]))["steps_per_s"]
+            log("%s job %d: paired %s" % (name, k + 1, out[-1]["refs"]))
         with urllib.request.urlopen(d.url + "/api/v1/workloads/e2e-" + name, timeout=10) as resp:
             view = json.load(resp)
     finally:
@@ -152,22 +173,30 @@ def key_of(text):
 def section(results):
     lines = ["Real PyTorch jobs (python3-torch %s) through the dlprof client on this machine (%d CPUs); "
              "each figure is a fresh process's steps/s after 3 warm-up steps.  Fixed and per-phase settings: "
-             "median of %d interleaved runs each; dlprofd: jobs 1..%d of the workload on a fresh daemon, "
-             "exploration included." % (results["torch"], results["cpus"], results["reps"], results["jobs"]), ""]
-    summary = ["| workload | best fixed | per-phase optimum | optimum / best fixed | dlprofd jobs 6+ (median, min) "
-               "| vs optimum (median, min) | vs best fixed (median) | exploring, jobs 6+ (max) |",
+             "median of %d interleaved runs each (they select the best fixed setting and the optimum); dlprofd: "
+             "jobs 1..%d of the workload on a fresh daemon, exploration included, each of jobs 6+ compared with a "
+             "fresh run of the best fixed setting and of the optimum right after it (ratios are per job, then "
+             "the median and the least over the jobs)." % (results["torch"], results["cpus"], results["reps"], results["jobs"]), ""]
+    summary = ["| workload | best fixed (sweep) | per-phase optimum (sweep) | paired runs, jobs 6+: best fixed, "
+               "optimum (median) | dlprofd jobs 6+ (median, min) | vs optimum (median, min) "
+               "| vs best fixed (median, min) | exploring, jobs 6+ (max) |",
                "|---|---|---|---|---|---|---|---|"]
     for name, w in results["workloads"].items():
         sw = {key_of(k): v for k, v in w["sweep"].items()}
         uniform = {k: v for k, v in sw.items() if not k[2]}
         bf = max(uniform, key=uniform.get)
         opt = max(sw, key=sw.get)
-        late = [j["steps_per_s"] for j in w["tuned"][5:]] or [j["steps_per_s"] for j in w["tuned"]]
+        late = [j for j in w["tuned"][5:] if j["refs"]]
+        vs_opt = [j["steps_per_s"] / j["refs"]["optimum"] for j in late]
+        vs_bf = [j["steps_per_s"] / j["refs"]["best fixed"] for j in late]
         expl = [j["explore_share"] for j in w["tuned"][5:]] or [0.0]
-        summary.append("| %s | %s: %.2f | %s: %.2f | %.2f | %.2f, %.2f | %.2f, %.2f | %.2f | %.0f%% |" % (
+        sps = [j["steps_per_s"] for j in late]
+        summary.append("| %s | %s: %.2f | %s: %.2f | %.2f, %.2f | %.2f, %.2f | %.2f, %.2f | %.2f, %.2f | %.0f%% |" % (
             name, label(bf[0], bf[1], dict(bf[2])), uniform[bf], label(opt[0], opt[1], dict(opt[2])), sw[opt],
-            sw[opt] / uniform[bf], statistics.median(late), min(late), statistics.median(late) / sw[opt],
-            min(late) / sw[opt], statistics.median(late) / uniform[bf], 100 * max(expl)))
+            statistics.median(j["refs"]["best fixed"] for j in late),
+            statistics.median(j["refs"]["optimum"] for j in late),
+            statistics.median(sps), min(sps), statistics.median(vs_opt), min(vs_opt),
+            statistics.median(vs_bf), min(vs_bf), 100 * max(expl)))
     lines += summary + [""]
     for name, w in results["workloads"].items():
         lines.append("**%s** (phases %s, %d steps a job): every setting, steps/s (runs)" %
@@ -180,11 +209,15 @@ def section(results):
             lines.append("| %s | %.2f | %s |" % (label(kk[0], kk[1], dict(kk[2])), v,
                                                   ", ".join("%.2f" % x for x in w["runs"][k])))
         lines.append("")
-        lines.append("| dlprofd job | steps/s | exploring | ended on |")
-        lines.append("|---|---|---|---|")
+        lines.append("| dlprofd job | steps/s | paired best fixed | paired optimum | exploring | ended on |")
+        lines.append("|---|---|---|---|---|---|")
         for j in w["tuned"]:
-            lines.append("| %d | %.2f | %.0f%% | %s |" % (j["job"], j["steps_per_s"], 100 * j["explore_share"],
-                                                         json.dumps(j["final"], sort_keys=True)))
+            refs = j.get("refs") or {}
+            lines.append("| %d | %.2f | %s | %s | %.0f%% | %s |" % (
+                j["job"], j["steps_per_s"],
+                "%.2f" % refs["best fixed"] if "best fixed" in refs else "",
+                "%.2f" % refs["optimum"] if "optimum" in refs else "",
+                100 * j["explore_share"], json.dumps(j["final"], sort_keys=True)))
         lines.append("")
     return "\n".join(lines)
 
@@ -210,8 +243,10 @@ def main():
         steps = max(20, int(steps * args.steps_scale))
         log("%s: sweeping %d settings x %d runs" % (name, len(plans(phases)), args.reps))
         med, runs = sweep(os.path.abspath(args.daemon), name, phases, steps, args.reps, rng)
-        log("%s: dlprofd jobs 1..%d" % (name, args.jobs))
-        jobs, view = tuned(os.path.abspath(args.daemon), name, steps, args.jobs)
+        uniform = {k: v for k, v in med.items() if not k[2]}
+        refs = {"best fixed": max(uniform, key=uniform.get), "optimum": max(med, key=med.get)}
+        log("%s: dlprofd jobs 1..%d, paired with %s" % (name, args.jobs, refs))
+        jobs, view = tuned(os.path.abspath(args.daemon), name, steps, args.jobs, refs)
         results["workloads"][name] = {
             "sweep": {json.dumps(list(k)): v for k, v in med.items()},
             "runs": {json.dumps(list(k)): v for k, v in runs.items()},
