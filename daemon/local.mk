@@ -14,6 +14,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/store.c daemon/store.h daemon/store_internal.h \
 	daemon/store_jobs.c \
 	daemon/store_samples.c \
+	daemon/series_codec.c daemon/series_codec.h \
 	daemon/http.c daemon/http.h \
 	daemon/router.c daemon/router.h \
 	daemon/routes.c daemon/api.h \

@@ -49,6 +49,12 @@ tests_unit_test_peer_uid_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
+# The series block codec: bit-exact round trips, size, damaged blocks refused.
+check_PROGRAMS += tests/unit/test_series_codec
+TESTS += tests/unit/test_series_codec
+tests_unit_test_series_codec_SOURCES = tests/unit/test_series_codec.c
+tests_unit_test_series_codec_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_series_codec_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_array
 TESTS += tests/unit/test_array
 tests_unit_test_array_SOURCES = tests/unit/test_array.c

@@ -8,7 +8,7 @@
 # DLPROF_FUZZ_SECONDS (default 45), two at a time.
 
 FUZZ_TARGETS = tests/fuzz/fuzz_validate tests/fuzz/fuzz_router tests/fuzz/fuzz_config \
-	tests/fuzz/fuzz_procfs tests/fuzz/fuzz_cgroup
+	tests/fuzz/fuzz_procfs tests/fuzz/fuzz_cgroup tests/fuzz/fuzz_series_codec
 FUZZ_FLAGS = -g -O1 -std=c11 -pthread -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -23,6 +23,7 @@ FUZZ_SRC_ROUTER = $(srcdir)/tests/fuzz/fuzz_router.c $(srcdir)/daemon/router.c $
 	$(srcdir)/daemon/http.c $(srcdir)/daemon/alloc_watch.c $(srcdir)/daemon/api_static.c tests/fuzz/route_stubs.c
 FUZZ_SRC_CONFIG = $(srcdir)/tests/fuzz/fuzz_config.c $(srcdir)/daemon/config.c $(srcdir)/daemon/log.c
 FUZZ_SRC_PROCFS = $(srcdir)/tests/fuzz/fuzz_procfs.c $(srcdir)/collectors/procfs.c $(srcdir)/daemon/array.c
+FUZZ_SRC_SERIES_CODEC = $(srcdir)/tests/fuzz/fuzz_series_codec.c $(srcdir)/daemon/series_codec.c
 FUZZ_SRC_CGROUP = $(srcdir)/tests/fuzz/fuzz_cgroup.c $(srcdir)/collectors/cgroup.c $(srcdir)/collectors/procfs.c $(srcdir)/daemon/array.c
 
 if HAVE_FUZZ_CC
@@ -43,6 +44,9 @@ tests/fuzz/fuzz_procfs: $(FUZZ_SRC_PROCFS) autoconfig.h
 tests/fuzz/fuzz_cgroup: $(FUZZ_SRC_CGROUP) autoconfig.h
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_V)$(FUZZ_COMPILE) -o $@ $(FUZZ_SRC_CGROUP)
+tests/fuzz/fuzz_series_codec: $(FUZZ_SRC_SERIES_CODEC) autoconfig.h
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_V)$(FUZZ_COMPILE) -o $@ $(FUZZ_SRC_SERIES_CODEC) -lm
 
 # Stubs for every handler of the route table but the static one, so new
 # routes are routed by the fuzzer without linking the store.
@@ -69,4 +73,4 @@ endif
 .PHONY: fuzz
 CLEANFILES += $(FUZZ_TARGETS) tests/fuzz/route_stubs.c tests/fuzz/route_stubs.c.tmp
 EXTRA_DIST += tests/fuzz/run.sh tests/fuzz/fuzz_validate.c tests/fuzz/fuzz_router.c tests/fuzz/fuzz_config.c \
-	tests/fuzz/fuzz_procfs.c tests/fuzz/fuzz_cgroup.c tests/fuzz/corpus tests/fuzz/regress tests/fuzz/dict
+	tests/fuzz/fuzz_procfs.c tests/fuzz/fuzz_cgroup.c tests/fuzz/fuzz_series_codec.c tests/fuzz/corpus tests/fuzz/regress tests/fuzz/dict

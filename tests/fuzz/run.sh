@@ -12,7 +12,7 @@ build=${DLPROF_BUILDDIR:-.}
 src=${DLPROF_SRCDIR:-.}
 secs=${DLPROF_FUZZ_SECONDS:-45}
 jobs=${DLPROF_FUZZ_JOBS:-2}
-targets="validate router config procfs cgroup"
+targets="validate router config procfs cgroup series_codec"
 # tmpfs when there is one (targets rewrite files per input); the targets'
 # own temporary files go here too, so a crashed one leaves nothing behind.
 work=$(mktemp -d /dev/shm/dlprof-fuzz-run-XXXXXX 2>/dev/null || mktemp -d /tmp/dlprof-fuzz-run-XXXXXX) || exit 1

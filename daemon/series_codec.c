@@ -1,0 +1,396 @@
+/*
+ * The block codec (see series_codec.h).  A block is one header byte (the
+ * format's version in the high nibble, the variant flags in the low), the
+ * point count as a LEB128 varint, then one bit stream: all the times, then
+ * all the values, padded with zero bits to a whole byte.
+ *
+ * Integers (millisecond times, integer values) go as delta-of-delta, each
+ * in a prefix code: '0' for 0, then '10', '110', '1110', '11110' and
+ * '11111' with 7, 9, 12, 32 and 64 bits of the zigzagged number.  The
+ * arithmetic wraps in uint64_t, so any int64 sequence round-trips and a
+ * hostile block decodes to garbage, never to undefined behaviour.  Doubles
+ * go as Gorilla's XOR: '0' same value, '10' the changed bits fit the
+ * previous window, '11' a new window (6 bits of leading zeros, 6 bits of
+ * length - 1) and the bits.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "series_codec.h"
+
+#define CODEC_VERSION 1
+#define FLAG_TIME_MS 0x1          /* times are whole milliseconds, as integers */
+#define FLAG_VALUE_INT 0x2        /* values are integers, as integers */
+#define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT)
+#define EXACT_INT_MAX 9007199254740992.0 /* 2^53: every integer up to it is a double */
+
+struct bit_writer {
+	unsigned char *buf;
+	size_t cap, bits;         /* bits written */
+	int failed;               /* out of memory: the rest is skipped */
+};
+
+struct bit_reader {
+	const unsigned char *buf;
+	size_t bits, pos;         /* bits in buf, bits read */
+	int failed;               /* read past the end */
+};
+
+static void
+put_bits(struct bit_writer *w, uint64_t v, unsigned nbits)
+{
+	unsigned char *nb;
+	size_t need = (w->bits + nbits + 7) / 8;
+
+	if (w->failed)
+		return;
+	if (need > w->cap) {
+		size_t cap = w->cap * 2 > need ? w->cap * 2 : need + 16;
+		if ((nb = realloc(w->buf, cap)) == NULL) {
+			w->failed = 1;
+			return;
+		}
+		memset(nb + w->cap, 0, cap - w->cap);
+		w->buf = nb;
+		w->cap = cap;
+	}
+	while (nbits > 0) {
+		nbits--;
+		if ((v >> nbits) & 1)
+			w->buf[w->bits / 8] |= (unsigned char)(0x80u >> (w->bits % 8));
+		w->bits++;
+	}
+}
+
+static uint64_t
+get_bits(struct bit_reader *r, unsigned nbits)
+{
+	uint64_t v = 0;
+
+	if (r->failed || r->bits - r->pos < nbits) {
+		r->failed = 1;
+		return 0;
+	}
+	while (nbits-- > 0) {
+		v = v << 1 | ((r->buf[r->pos / 8] >> (7 - r->pos % 8)) & 1u);
+		r->pos++;
+	}
+	return v;
+}
+
+static const unsigned svar_bits[] = {7, 9, 12, 32, 64};
+
+/* A signed number in the prefix code, zigzagged so small magnitudes of either sign are short. */
+static void
+put_svar(struct bit_writer *w, uint64_t x)
+{
+	uint64_t u = (x << 1) ^ (uint64_t)-(int64_t)(x >> 63);
+	unsigned i;
+
+	if (u == 0) {
+		put_bits(w, 0, 1);
+		return;
+	}
+	for (i = 0; i < 4 && u >> svar_bits[i] != 0; i++)
+		;
+	/* Bucket i < 4: i + 1 ones and a zero; the last: five ones (the decoder stops counting there). */
+	if (i < 4)
+		put_bits(w, (1u << (i + 2)) - 2, i + 2);
+	else
+		put_bits(w, 0x1f, 5);
+	put_bits(w, u, svar_bits[i]);
+}
+
+static uint64_t
+get_svar(struct bit_reader *r)
+{
+	unsigned i = 0;
+	uint64_t u;
+
+	while (i < 5 && get_bits(r, 1) == 1)
+		i++;
+	if (i == 0)
+		return 0;
+	u = get_bits(r, svar_bits[i - 1]);
+	return (u >> 1) ^ (uint64_t)-(int64_t)(u & 1);
+}
+
+/* Integers as the first in full, then delta-of-delta. */
+static void
+put_ints(struct bit_writer *w, const uint64_t *k, size_t n)
+{
+	uint64_t delta = 0, d;
+
+	put_bits(w, k[0], 64);
+	for (size_t i = 1; i < n; i++) {
+		d = k[i] - k[i - 1];
+		put_svar(w, d - delta);
+		delta = d;
+	}
+}
+
+static void
+get_ints(struct bit_reader *r, uint64_t *k, size_t n)
+{
+	uint64_t delta = 0;
+
+	k[0] = get_bits(r, 64);
+	for (size_t i = 1; i < n; i++) {
+		delta += get_svar(r);
+		k[i] = k[i - 1] + delta;
+	}
+}
+
+static unsigned
+clz64(uint64_t x)
+{
+	return x == 0 ? 64 : (unsigned)__builtin_clzll(x);
+}
+
+static unsigned
+ctz64(uint64_t x)
+{
+	return x == 0 ? 64 : (unsigned)__builtin_ctzll(x);
+}
+
+/* Doubles' bits as Gorilla's XOR with the previous. */
+static void
+put_xors(struct bit_writer *w, const uint64_t *b, size_t n)
+{
+	unsigned wlead = 65, wtrail = 0, lead, trail;
+	uint64_t x;
+
+	put_bits(w, b[0], 64);
+	for (size_t i = 1; i < n; i++) {
+		if ((x = b[i] ^ b[i - 1]) == 0) {
+			put_bits(w, 0, 1);
+			continue;
+		}
+		lead = clz64(x);
+		trail = ctz64(x);
+		if (wlead <= 64 && lead >= wlead && trail >= wtrail) {
+			put_bits(w, 2, 2);
+			put_bits(w, x >> wtrail, 64 - wlead - wtrail);
+			continue;
+		}
+		put_bits(w, 3, 2);
+		put_bits(w, lead, 6);
+		put_bits(w, 64 - lead - trail - 1, 6);
+		put_bits(w, x >> trail, 64 - lead - trail);
+		wlead = lead;
+		wtrail = trail;
+	}
+}
+
+static void
+get_xors(struct bit_reader *r, uint64_t *b, size_t n)
+{
+	unsigned wlead = 65, wtrail = 0, len;
+
+	b[0] = get_bits(r, 64);
+	for (size_t i = 1; i < n && !r->failed; i++) {
+		b[i] = b[i - 1];
+		if (get_bits(r, 1) == 0)
+			continue;
+		if (get_bits(r, 1) == 1) {
+			wlead = (unsigned)get_bits(r, 6);
+			len = (unsigned)get_bits(r, 6) + 1;
+			if (wlead + len > 64) {
+				r->failed = 1;
+				return;
+			}
+			wtrail = 64 - wlead - len;
+		} else if (wlead > 64) {
+			r->failed = 1;        /* a window reused before one was set */
+			return;
+		}
+		len = 64 - wlead - wtrail;
+		b[i] ^= get_bits(r, len) << wtrail;
+	}
+}
+
+static uint64_t
+dbits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+static double
+bits_d(uint64_t u)
+{
+	double d;
+
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
+/* t as whole milliseconds that give t back exactly, or -1. */
+static int
+time_ms(double t, uint64_t *k)
+{
+	double ms = t * 1000.0;
+	int64_t i;
+
+	if (!(fabs(ms) < EXACT_INT_MAX) || (t == 0 && signbit(t)))
+		return -1;
+	i = llround(ms);
+	if ((double)i / 1000.0 != t)
+		return -1;
+	*k = (uint64_t)i;
+	return 0;
+}
+
+/* v as an integer that gives v back exactly, or -1. */
+static int
+value_int(double v, uint64_t *k)
+{
+	if (!(fabs(v) <= EXACT_INT_MAX) || v != trunc(v) || (v == 0 && signbit(v)))
+		return -1;
+	*k = (uint64_t)(int64_t)v;
+	return 0;
+}
+
+/* Fills k with the integer form of the times (which 0) or values (which 1), or -1 when one is not exact. */
+static int
+as_ints(const struct series_point *p, size_t n, int which, uint64_t *k)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((which ? value_int(p[i].v, &k[i]) : time_ms(p[i].t, &k[i])) < 0)
+			return -1;
+	return 0;
+}
+
+static void
+put_values(struct bit_writer *w, const struct series_point *p, size_t n, int as_int, uint64_t *k)
+{
+	if (as_int) {
+		as_ints(p, n, 1, k);
+		put_ints(w, k, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = dbits(p[i].v);
+	put_xors(w, k, n);
+}
+
+/* The header and the times; the values follow. */
+static void
+put_head(struct bit_writer *w, const struct series_point *p, size_t n, unsigned flags, uint64_t *k)
+{
+	put_bits(w, CODEC_VERSION << 4 | flags, 8);
+	for (size_t m = n; ; m >>= 7) {
+		put_bits(w, (m >= 0x80 ? 0x80 : 0) | (m & 0x7f), 8);
+		if (m < 0x80)
+			break;
+	}
+	if (flags & FLAG_TIME_MS) {
+		as_ints(p, n, 0, k);
+		put_ints(w, k, n);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			k[i] = dbits(p[i].t);
+		put_xors(w, k, n);
+	}
+}
+
+static int
+encode_as(const struct series_point *p, size_t n, unsigned flags, uint64_t *k, struct bit_writer *w)
+{
+	memset(w, 0, sizeof(*w));
+	put_head(w, p, n, flags, k);
+	put_values(w, p, n, (flags & FLAG_VALUE_INT) != 0, k);
+	if (w->failed) {
+		free(w->buf);
+		return -1;
+	}
+	return 0;
+}
+
+int
+series_encode(const struct series_point *p, size_t n, unsigned char **out, size_t *len)
+{
+	struct bit_writer w, wi;
+	unsigned flags = 0;
+	uint64_t *k;
+
+	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(n * sizeof(*k))) == NULL)
+		return -1;
+	if (as_ints(p, n, 0, k) == 0)
+		flags |= FLAG_TIME_MS;
+	if (encode_as(p, n, flags, k, &w) < 0) {
+		free(k);
+		return -1;
+	}
+	/* Integer values usually code smaller than their XOR, not always (a jumpy count): keep the smaller. */
+	if (as_ints(p, n, 1, k) == 0 && encode_as(p, n, flags | FLAG_VALUE_INT, k, &wi) == 0) {
+		if (wi.bits < w.bits) {
+			free(w.buf);
+			w = wi;
+		} else {
+			free(wi.buf);
+		}
+	}
+	free(k);
+	*out = w.buf;
+	*len = (w.bits + 7) / 8;
+	return 0;
+}
+
+/* The count after the header byte; -1 when malformed or above the maximum. */
+static int
+get_count(struct bit_reader *r, size_t *n)
+{
+	size_t m = 0;
+	uint64_t byte;
+
+	for (unsigned shift = 0; shift < 21; shift += 7) {
+		byte = get_bits(r, 8);
+		m |= (size_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80)) {
+			*n = m;
+			return !r->failed && m >= 1 && m <= SERIES_CODEC_MAX_POINTS ? 0 : -1;
+		}
+	}
+	return -1;
+}
+
+int
+series_decode(const unsigned char *buf, size_t len, struct series_point **out, size_t *n)
+{
+	struct bit_reader r = {.buf = buf, .bits = len * 8};
+	struct series_point *p;
+	uint64_t *k, head = get_bits(&r, 8);
+	size_t m;
+
+	if (r.failed || head >> 4 != CODEC_VERSION || (head & 0xf & ~FLAGS_KNOWN) || get_count(&r, &m) < 0)
+		return -1;
+	/* Each point takes at least two bits: a short buffer cannot claim a large count. */
+	if (m > 1 && (m - 1) * 2 > r.bits - r.pos)
+		return -1;
+	k = malloc(m * sizeof(*k));
+	p = malloc(m * sizeof(*p));
+	if (k == NULL || p == NULL)
+		goto fail;
+	(head & FLAG_TIME_MS ? get_ints : get_xors)(&r, k, m);
+	for (size_t i = 0; i < m; i++)
+		p[i].t = head & FLAG_TIME_MS ? (double)(int64_t)k[i] / 1000.0 : bits_d(k[i]);
+	(head & FLAG_VALUE_INT ? get_ints : get_xors)(&r, k, m);
+	for (size_t i = 0; i < m; i++)
+		p[i].v = head & FLAG_VALUE_INT ? (double)(int64_t)k[i] : bits_d(k[i]);
+	/* Only the zero padding of the last byte may remain. */
+	if (r.failed || r.bits - r.pos >= 8 || get_bits(&r, (unsigned)(r.bits - r.pos)) != 0)
+		goto fail;
+	free(k);
+	*out = p;
+	*n = m;
+	return 0;
+fail:
+	free(k);
+	free(p);
+	return -1;
+}
