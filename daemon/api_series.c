@@ -1,8 +1,8 @@
 /*
  * GET /api/v1/jobs/{id}/series?name=&from=&to=&step=[&phase=]: one time
  * series of a job (id 0: the node), downsampled by the store to at most
- * about STORE_SERIES_MAX_POINTS points, with the unit the metric catalogue
- * gives its name.
+ * about STORE_SERIES_MAX_POINTS points with each point's min/max band and
+ * the tier read, with the unit the metric catalogue gives its name.
  */
 #include <errno.h>
 #include <math.h>
@@ -76,18 +76,18 @@ void
 api_job_series(const struct http_request *req, struct http_response *resp)
 {
 	struct store_series_query q;
-	json_t *points = NULL;
-	double from, to;
+	struct store_series_answer a;
 	int r;
 
 	if (series_query(req, resp, &q) < 0)
 		return;
-	r = store_series(req->app->store, &q, &points, &from, &to);
+	r = store_series(req->app->store, &q, &a);
 	if (r != STORE_OK) {
 		api_store_error(resp, r, "job");
 		return;
 	}
 	http_reply_json(resp, 200,
-			json_pack("{s:s,s:s,s:I,s:f,s:f,s:o}", "name", q.name, "unit", metric_unit(q.name), "job",
-				  (json_int_t)q.job_id, "from", from, "to", to, "points", points));
+			json_pack("{s:s,s:s,s:I,s:f,s:f,s:s,s:o,s:o}", "name", q.name, "unit", metric_unit(q.name), "job",
+				  (json_int_t)q.job_id, "from", a.from, "to", a.to, "tier", a.tier, "points", a.points,
+				  "bands", a.bands));
 }

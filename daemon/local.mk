@@ -33,6 +33,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/sample_window.c daemon/sample_window.h \
 	daemon/discovery.c daemon/discovery.h \
 	daemon/store_series.c daemon/store_series.h \
+	daemon/store_blocks.c \
 	daemon/api_series.c \
 	daemon/api_prometheus.c \
 	$(COLLECTOR_SOURCES) \

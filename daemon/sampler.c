@@ -41,7 +41,7 @@
  */
 #define SAMPLER_PROBE_RETRY_S 60.0
 /* How often retention runs. */
-#define SAMPLER_ROLLUP_EVERY_S 3600.0
+#define SAMPLER_MAINTAIN_EVERY_S 60.0  /* the store's flush of staged samples into blocks */
 
 struct sampler_col {
 	const struct collector *c;
@@ -87,7 +87,7 @@ struct sampler {
 	struct collector_env env;
 	double retention_days;
 	double probe_retry_s;
-	double next_rollup;
+	double next_maintain;
 	struct sampler_col col[SAMPLER_MAX_COLLECTORS];
 	size_t ncol;
 	struct discovery *disc;
@@ -417,9 +417,9 @@ tick(struct sampler *s)
 		post_window(s, now);
 		s->window_mono = mono;
 	}
-	if (s->retention_days > 0 && mono >= s->next_rollup) {
-		store_samples_rollup(s->app->store, now - s->retention_days * 86400.0);
-		s->next_rollup = mono + SAMPLER_ROLLUP_EVERY_S;
+	if (mono >= s->next_maintain) {
+		store_series_maintain(s->app->store, now, s->retention_days, false);
+		s->next_maintain = mono + SAMPLER_MAINTAIN_EVERY_S;
 	}
 	s->ticks++;
 	s->cpu_total_s += thread_cpu_s() - c0;

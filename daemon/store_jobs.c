@@ -53,9 +53,14 @@ static const char sql_job_one[] =
 static const char sql_job_trials[] =
 	"SELECT id, phase, config, objective, n, mean, m2, t_start, t_end FROM trials "
 	"WHERE job_id = ?1 ORDER BY t_start, id";
-/* The job's first phase after ?2 (phases are never empty: '' starts), by one probe of samples_job_phase. */
+/*
+ * The job's first phase after ?2 (phases are never empty: '' starts), by one
+ * probe of samples_job_phase (staged samples) and one of series_job_phase
+ * (series already in blocks).
+ */
 static const char sql_job_next_phase[] =
-	"SELECT min(phase) FROM samples WHERE job_id = ?1 AND phase > ?2";
+	"SELECT min(p) FROM (SELECT min(phase) AS p FROM samples WHERE job_id = ?1 AND phase > ?2"
+	" UNION ALL SELECT min(phase) FROM series WHERE job_id = ?1 AND phase > ?2)";
 static const char sql_job_latest[] = "SELECT name, value FROM latest WHERE job_id = ?1";
 static const char sql_job_brief[] =
 	"SELECT j.id, j.state, j.uid, j.workload_id, w.name, j.objective FROM jobs j "

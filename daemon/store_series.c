@@ -1,8 +1,11 @@
 /*
- * Reads for sampling and time series, and the retention rollup.  Series
- * queries downsample in SQL (GROUP BY bucket), over the raw samples and the
- * per-minute rollups together, so an answer never holds more than about
- * STORE_SERIES_MAX_POINTS points whatever the range.
+ * Reads for sampling and time series.  A series answer is read from the
+ * tier that fits its bucket width (sql/007_series_blocks.sql): decoded
+ * blocks under STORE_BLOCK_S, the blocks' own summaries up to an hour, the
+ * hour tier beyond; spans past the raw retention come from the minute
+ * tier, and the staged samples not yet in blocks are always added, so an
+ * answer is as new as the last committed sample and never holds more than
+ * about STORE_SERIES_MAX_POINTS points whatever the range.
  */
 
 #include <limits.h>
@@ -15,6 +18,7 @@
 #include "clock.h"
 #include "log.h"
 #include "store_internal.h"
+#include "series_codec.h"
 #include "store_series.h"
 
 static const char sql_running[] =
@@ -23,35 +27,25 @@ static const char sql_running[] =
 static const char sql_find_external[] =
 	"SELECT id FROM jobs WHERE external_id = ?1 AND state = 'running' ORDER BY id DESC LIMIT 1";
 static const char sql_job_span[] = "SELECT started, ended FROM jobs WHERE id = ?1";
-static const char sql_series[] =
-	"WITH pts(t, v) AS ("
-	" SELECT t, value FROM samples WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
-	"  AND (?6 IS NULL OR phase = ?6)"
-	" UNION ALL"
-	" SELECT t, mean FROM samples_rollup WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
-	"  AND (?6 IS NULL OR phase = ?6))"
-	" SELECT avg(t), avg(v) FROM pts GROUP BY CAST((t - ?3) / ?5 AS INTEGER) ORDER BY 1";
-static const char sql_series_count[] =
-	"SELECT (SELECT count(*) FROM samples WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
-	"  AND (?5 IS NULL OR phase = ?5))"
-	" + (SELECT count(*) FROM samples_rollup WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
-	"  AND (?5 IS NULL OR phase = ?5))";
-/* A job's samples of every name and phase in buckets of ?4 seconds from ?2: mean, sum and count. */
-static const char sql_buckets[] =
-	"WITH pts(name, phase, t, v, n) AS ("
-	" SELECT name, coalesce(phase, ''), t, value, 1 FROM samples WHERE job_id = ?1 AND t >= ?2 AND t < ?3"
-	" UNION ALL"
-	" SELECT name, phase, t, mean, n FROM samples_rollup WHERE job_id = ?1 AND t >= ?2 AND t < ?3)"
-	" SELECT name, phase, CAST((t - ?2) / ?4 AS INTEGER) AS b, sum(v * n) / sum(n), sum(v * n), sum(n)"
-	" FROM pts GROUP BY name, phase, b";
-static const char sql_rollup_insert[] =
-	"INSERT INTO samples_rollup (job_id, t, name, phase, n, mean, min, max)"
-	" SELECT job_id, CAST(t / 60 AS INTEGER) * 60.0, name, coalesce(phase, ''), count(*), avg(value),"
-	" min(value), max(value) FROM samples WHERE t < ?1 GROUP BY 1, 2, 3, 4 ORDER BY 1"
-	" ON CONFLICT(job_id, name, phase, t) DO UPDATE SET"
-	" mean = (mean * n + excluded.mean * excluded.n) / (n + excluded.n), n = n + excluded.n,"
-	" min = min(min, excluded.min), max = max(max, excluded.max)";
-static const char sql_rollup_delete[] = "DELETE FROM samples WHERE t < ?1";
+/* The series of a name (one phase, or all with ?3 NULL); phase '' is the samples without one. */
+static const char sql_series_ids[] =
+	"SELECT id FROM series WHERE job_id = ?1 AND name = ?2 AND (?3 IS NULL OR phase = ?3)";
+/* The staged (unflushed) points: the newest, not yet in blocks. */
+static const char sql_staged_pts[] =
+	"SELECT t, value FROM samples WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
+	" AND (?5 IS NULL OR coalesce(phase, '') = ?5)";
+static const char sql_blocks_raw[] =
+	"SELECT data FROM series_blocks WHERE series_id = ?1 AND t0 > ?2 AND t0 <= ?3";
+static const char sql_blocks_sum[] =
+	"SELECT t0, n, sum, min, max FROM series_blocks WHERE series_id = ?1 AND t0 > ?2 AND t0 <= ?3";
+static const char sql_minutes[] =
+	"SELECT t, n, sum, min, max FROM series_minute WHERE series_id = ?1 AND t > ?2 AND t <= ?3";
+static const char sql_hours[] =
+	"SELECT t, n, sum, min, max FROM series_hour WHERE series_id = ?1 AND t > ?2 AND t <= ?3";
+/* Every name and phase a job has, flushed or staged. */
+static const char sql_job_names[] =
+	"SELECT name, phase FROM series WHERE job_id = ?1"
+	" UNION SELECT DISTINCT name, coalesce(phase, '') FROM samples WHERE job_id = ?1";
 
 static void
 copy_col(sqlite3_stmt *s, int col, char *buf, size_t len)
@@ -158,72 +152,328 @@ series_range(struct store_conn *c, const struct store_series_query *q, double *f
 	return STORE_OK;
 }
 
-/* Points in the range, raw and rolled up; a large number on error (then buckets apply). */
-static long long
-series_count(struct store_conn *c, const struct store_series_query *q, double from, double to)
-{
-	sqlite3_stmt *s = store_stmt(c, sql_series_count);
-	long long n = LLONG_MAX;
+enum tier { TIER_RAW, TIER_BLOCK, TIER_HOUR };
+static const char *const tier_names[] = {"raw", "block", "hour"};
 
-	if (s == NULL)
-		return n;
-	sqlite3_bind_int64(s, 1, q->job_id);
-	sqlite3_bind_text(s, 2, q->name, -1, SQLITE_STATIC);
-	sqlite3_bind_double(s, 3, from);
-	sqlite3_bind_double(s, 4, to);
-	if (q->phase != NULL)
-		sqlite3_bind_text(s, 5, q->phase, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		n = sqlite3_column_int64(s, 0);
+/* One bucket, or one point while a raw answer is small enough to keep its points. */
+struct acc {
+	double n, sum, min, max, tsum;  /* tsum: the sum of the points' times */
+};
+
+/*
+ * A series read into buckets of width seconds from from.  A raw read keeps
+ * its points themselves (pts) while they fit the answer, so a short series
+ * is shown as sampled; past STORE_SERIES_MAX_POINTS they go into buckets.
+ */
+struct reader {
+	struct store_conn *c;
+	double from, to, width;
+	bool to_open;                   /* to itself excluded (buckets), or included (series) */
+	enum tier tier;
+	struct acc *b;                  /* nb buckets, allocated on first use */
+	size_t nb;
+	struct acc *pts;                /* raw points kept; NULL once bucketed */
+	size_t npts, cap;
+	bool keep_points;
+	int r;                          /* STORE_OK or the first failure */
+};
+
+static void
+acc_add(struct acc *a, double t, double n, double sum, double min, double max)
+{
+	if (a->n == 0) {
+		a->min = min;
+		a->max = max;
+	} else {
+		a->min = fmin(a->min, min);
+		a->max = fmax(a->max, max);
+	}
+	a->n += n;
+	a->sum += sum;
+	a->tsum += t * n;
+}
+
+static void
+bucket_add(struct reader *rd, double t, double n, double sum, double min, double max)
+{
+	double i = floor((t - rd->from) / rd->width);
+
+	if (rd->b == NULL && rd->r == STORE_OK && (rd->b = calloc(rd->nb, sizeof(*rd->b))) == NULL)
+		rd->r = STORE_EIO;
+	if (rd->b != NULL && i >= 0 && i < (double)rd->nb)
+		acc_add(&rd->b[(size_t)i], t, n, sum, min, max);
+}
+
+/* Adds n values at mean time t (a point: n = 1) to the read, if inside its range. */
+static void
+reader_add(struct reader *rd, double t, double n, double sum, double min, double max)
+{
+	struct acc *np;
+
+	if (t < rd->from || t > rd->to || (rd->to_open && t >= rd->to) || n <= 0)
+		return;
+	if (rd->keep_points && rd->npts < STORE_SERIES_MAX_POINTS) {
+		if (rd->npts == rd->cap) {
+			if ((np = array_grow(rd->pts, &rd->cap, rd->npts + 1, sizeof(*np))) == NULL) {
+				rd->r = STORE_EIO;
+				return;
+			}
+			rd->pts = np;
+		}
+		rd->pts[rd->npts++] = (struct acc){n, sum, min, max, t * n};
+		return;
+	}
+	if (rd->keep_points) {
+		/* One point too many: the kept ones go into buckets, and so does everything after. */
+		rd->keep_points = false;
+		for (size_t i = 0; i < rd->npts; i++)
+			bucket_add(rd, rd->pts[i].tsum / rd->pts[i].n, rd->pts[i].n, rd->pts[i].sum, rd->pts[i].min,
+				   rd->pts[i].max);
+		free(rd->pts);
+		rd->pts = NULL;
+		rd->npts = rd->cap = 0;
+	}
+	bucket_add(rd, t, n, sum, min, max);
+}
+
+/* Runs a statement bound to (series, lo, hi) whose rows are t, n, sum, min, max; t + half adds them. */
+static void
+read_aggregates(struct reader *rd, const char *sql, int64_t id, double lo, double half)
+{
+	sqlite3_stmt *s = store_stmt(rd->c, sql);
+	int rc;
+
+	if (s == NULL) {
+		rd->r = STORE_EIO;
+		return;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_double(s, 2, lo);
+	sqlite3_bind_double(s, 3, rd->to);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		reader_add(rd, sqlite3_column_double(s, 0) + half, sqlite3_column_double(s, 1),
+			   sqlite3_column_double(s, 2), sqlite3_column_double(s, 3), sqlite3_column_double(s, 4));
+	if (rc != SQLITE_DONE)
+		rd->r = store_fail(rd->c, rc, "series aggregates");
 	sqlite3_reset(s);
-	return n;
+}
+
+static void
+read_blocks(struct reader *rd, int64_t id)
+{
+	sqlite3_stmt *s = store_stmt(rd->c, sql_blocks_raw);
+	struct series_point *p;
+	size_t n;
+	int rc;
+
+	if (s == NULL) {
+		rd->r = STORE_EIO;
+		return;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_double(s, 2, rd->from - STORE_BLOCK_S);
+	sqlite3_bind_double(s, 3, rd->to);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (series_decode(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), &p, &n) < 0) {
+			log_warnx("%s: series %lld: a block does not decode; skipped", __func__, (long long)id);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			reader_add(rd, p[i].t, 1, p[i].v, p[i].v, p[i].v);
+		free(p);
+	}
+	if (rc != SQLITE_DONE)
+		rd->r = store_fail(rd->c, rc, "series blocks");
+	sqlite3_reset(s);
+}
+
+/* The flushed points of one series, from the tier that fits the width. */
+static void
+read_series_id(struct reader *rd, int64_t id)
+{
+	if (rd->tier == TIER_HOUR) {
+		read_aggregates(rd, sql_hours, id, rd->from - 3600, 1800);
+		return;
+	}
+	/* Spans past the raw retention are minute rows; the rest are blocks. */
+	read_aggregates(rd, sql_minutes, id, rd->from - 60, 30);
+	if (rd->tier == TIER_BLOCK)
+		read_aggregates(rd, sql_blocks_sum, id, rd->from - STORE_BLOCK_S, STORE_BLOCK_S / 2.0);
+	else
+		read_blocks(rd, id);
+}
+
+static void
+read_staged(struct reader *rd, int64_t job_id, const char *name, const char *phase)
+{
+	sqlite3_stmt *s = store_stmt(rd->c, sql_staged_pts);
+	double v;
+	int rc;
+
+	if (s == NULL) {
+		rd->r = STORE_EIO;
+		return;
+	}
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 3, rd->from);
+	sqlite3_bind_double(s, 4, rd->to);
+	if (phase != NULL)
+		sqlite3_bind_text(s, 5, phase, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		v = sqlite3_column_double(s, 1);
+		reader_add(rd, sqlite3_column_double(s, 0), 1, v, v, v);
+	}
+	if (rc != SQLITE_DONE)
+		rd->r = store_fail(rd->c, rc, "staged samples");
+	sqlite3_reset(s);
+}
+
+/* Reads one name of a job (phase NULL: every phase; "": none) from every tier and the staged tail. */
+static void
+read_name(struct reader *rd, int64_t job_id, const char *name, const char *phase)
+{
+	sqlite3_stmt *s = store_stmt(rd->c, sql_series_ids);
+	int64_t ids[64];
+	size_t n = 0;
+	int rc;
+
+	if (s == NULL) {
+		rd->r = STORE_EIO;
+		return;
+	}
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	if (phase != NULL)
+		sqlite3_bind_text(s, 3, phase, -1, SQLITE_STATIC);
+	/* Ids first: the reads below reuse statements this one must not hold open.  A name has a few phases. */
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW && n < sizeof(ids) / sizeof(ids[0]))
+		ids[n++] = sqlite3_column_int64(s, 0);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		rd->r = store_fail(rd->c, rc, "series ids");
+	sqlite3_reset(s);
+	for (size_t i = 0; i < n && rd->r == STORE_OK; i++)
+		read_series_id(rd, ids[i]);
+	if (rd->r == STORE_OK)
+		read_staged(rd, job_id, name, phase);
+}
+
+/* Prepares a read of [from, to] in buckets of width, from the tier that fits it. */
+static void
+reader_init(struct reader *rd, struct store_conn *c, double from, double to, double width, bool keep_points)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->c = c;
+	rd->from = from;
+	rd->to = to;
+	rd->width = width > 0 ? width : 1e-3;
+	rd->nb = (size_t)fmin(floor((to - from) / rd->width) + 1, 1e7);
+	rd->tier = rd->width >= 3600 ? TIER_HOUR : rd->width >= STORE_BLOCK_S ? TIER_BLOCK : TIER_RAW;
+	rd->keep_points = keep_points && rd->tier == TIER_RAW;
+}
+
+static void
+reader_free(struct reader *rd)
+{
+	free(rd->b);
+	free(rd->pts);
+}
+
+static int
+cmp_acc_t(const void *a, const void *b)
+{
+	const struct acc *x = a, *y = b;
+	double tx = x->tsum / x->n, ty = y->tsum / y->n;
+
+	return (tx > ty) - (tx < ty);
+}
+
+/* The read as points [t, mean] and bands [min, max], in time order. */
+static int
+reader_json(struct reader *rd, json_t *points, json_t *bands)
+{
+	struct acc *a = rd->pts != NULL ? rd->pts : rd->b;
+	size_t n = rd->pts != NULL ? rd->npts : rd->b != NULL ? rd->nb : 0;
+
+	if (rd->pts != NULL)
+		qsort(rd->pts, rd->npts, sizeof(*rd->pts), cmp_acc_t);
+	for (size_t i = 0; i < n; i++) {
+		if (a[i].n <= 0)
+			continue;
+		if (json_array_append_new(points, json_pack("[f,f]", a[i].tsum / a[i].n, a[i].sum / a[i].n)) < 0 ||
+		    json_array_append_new(bands, json_pack("[f,f]", a[i].min, a[i].max)) < 0)
+			return STORE_EIO;
+	}
+	return STORE_OK;
 }
 
 int
-store_series(struct store *st, const struct store_series_query *q, json_t **points, double *from_out,
-	     double *to_out)
+store_series(struct store *st, const struct store_series_query *q, struct store_series_answer *out)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = NULL;
-	json_t *arr = json_array();
-	double from, to, step;
-	int rc = SQLITE_DONE, r;
+	struct reader rd;
+	double from, to, width;
+	int r;
 
-	r = arr != NULL ? series_range(c, q, &from, &to) : STORE_EIO;
-	if (r == STORE_OK && (s = store_stmt(c, sql_series)) == NULL)
-		r = STORE_EIO;
+	memset(out, 0, sizeof(*out));
+	r = series_range(c, q, &from, &to);
 	if (r == STORE_OK) {
-		step = (to - from) / STORE_SERIES_MAX_POINTS;
-		/* Under the budget, points stay raw: buckets would merge close ones. */
-		if (series_count(c, q, from, to) <= STORE_SERIES_MAX_POINTS)
-			step = 1e-6;
-		if (q->has_step && q->step > step)
-			step = q->step;
-		if (!(step > 0))
-			step = 1e-3;
-		sqlite3_bind_int64(s, 1, q->job_id);
-		sqlite3_bind_text(s, 2, q->name, -1, SQLITE_STATIC);
-		sqlite3_bind_double(s, 3, from);
-		sqlite3_bind_double(s, 4, to);
-		sqlite3_bind_double(s, 5, step);
-		if (q->phase != NULL)
-			sqlite3_bind_text(s, 6, q->phase, -1, SQLITE_STATIC);
-		while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-			json_array_append_new(arr, json_pack("[f,f]", sqlite3_column_double(s, 0),
-							     sqlite3_column_double(s, 1)));
-		if (rc != SQLITE_DONE)
-			r = store_fail(c, rc, "series");
-		sqlite3_reset(s);
+		width = (to - from) / STORE_SERIES_MAX_POINTS;
+		if (q->has_step && q->step > width)
+			width = q->step;
+		reader_init(&rd, c, from, to, width, !q->has_step);
+		read_name(&rd, q->job_id, q->name, q->phase);
+		out->points = json_array();
+		out->bands = json_array();
+		r = rd.r;
+		if (r == STORE_OK)
+			r = out->points && out->bands ? reader_json(&rd, out->points, out->bands) : STORE_EIO;
+		out->tier = tier_names[rd.tier];
+		reader_free(&rd);
 	}
 	store_reader_done(st, c);
 	if (r != STORE_OK) {
-		json_decref(arr);
+		json_decref(out->points);
+		json_decref(out->bands);
+		out->points = out->bands = NULL;
 		return r;
 	}
-	*points = arr;
-	*from_out = from;
-	*to_out = to;
+	out->from = from;
+	out->to = to;
 	return STORE_OK;
+}
+
+/* The names and phases of a job, copied: the reads that follow reuse the connection's statements. */
+static int
+job_names(struct store_conn *c, int64_t job_id, char (**names)[2][128], size_t *n)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_job_names);
+	char (*v)[2][128] = NULL, (*nv)[2][128];
+	size_t cap = 0;
+	int rc, r = STORE_OK;
+
+	*n = 0;
+	if (s == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, job_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if ((nv = array_grow(v, &cap, *n + 1, sizeof(*v))) == NULL) {
+			r = STORE_EIO;
+			break;
+		}
+		v = nv;
+		copy_col(s, 0, v[*n][0], sizeof(v[*n][0]));
+		copy_col(s, 1, v[*n][1], sizeof(v[*n][1]));
+		(*n)++;
+	}
+	if (r == STORE_OK && rc != SQLITE_DONE)
+		r = store_fail(c, rc, "job series names");
+	sqlite3_reset(s);
+	if (r != STORE_OK)
+		free(v);
+	else
+		*names = v;
+	return r;
 }
 
 int
@@ -231,67 +481,27 @@ store_series_buckets(struct store *st, int64_t job_id, double from, double to, d
 		     void *arg)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_buckets);
+	char (*names)[2][128] = NULL;
 	struct store_bucket b;
-	int rc, r = STORE_OK;
+	struct reader rd;
+	size_t n = 0;
+	int r = job_names(c, job_id, &names, &n);
 
-	if (s == NULL) {
-		store_reader_done(st, c);
-		return STORE_EIO;
-	}
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_double(s, 2, from);
-	sqlite3_bind_double(s, 3, to);
-	sqlite3_bind_double(s, 4, width);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		b.name = (const char *)sqlite3_column_text(s, 0);
-		b.phase = (const char *)sqlite3_column_text(s, 1);
-		b.bucket = sqlite3_column_int64(s, 2);
-		b.mean = sqlite3_column_double(s, 3);
-		b.sum = sqlite3_column_double(s, 4);
-		b.count = sqlite3_column_double(s, 5);
-		if (b.name != NULL && b.phase != NULL)
+	for (size_t i = 0; i < n && r == STORE_OK; i++) {
+		reader_init(&rd, c, from, to, width, false);
+		rd.to_open = true;
+		read_name(&rd, job_id, names[i][0], names[i][1]);
+		r = rd.r;
+		for (size_t k = 0; r == STORE_OK && rd.b != NULL && k < rd.nb; k++) {
+			if (rd.b[k].n <= 0)
+				continue;
+			b = (struct store_bucket){names[i][0], names[i][1], (int64_t)k, rd.b[k].sum / rd.b[k].n,
+						  rd.b[k].sum, rd.b[k].n};
 			fn(&b, arg);
+		}
+		reader_free(&rd);
 	}
-	if (rc != SQLITE_DONE)
-		r = store_fail(c, rc, "job buckets");
-	sqlite3_reset(s);
+	free(names);
 	store_reader_done(st, c);
 	return r;
-}
-
-static int
-apply_rollup(struct store_conn *c, void *arg)
-{
-	double cutoff = *(double *)arg;
-	sqlite3_stmt *ins = store_stmt(c, sql_rollup_insert), *del;
-	int rc, rolled;
-
-	if (ins == NULL)
-		return STORE_EIO;
-	sqlite3_bind_double(ins, 1, cutoff);
-	if ((rc = sqlite3_step(ins)) != SQLITE_DONE)
-		return store_fail(c, rc, "roll up samples");
-	rolled = sqlite3_changes(c->db);
-	if ((del = store_stmt(c, sql_rollup_delete)) == NULL)
-		return STORE_EIO;
-	sqlite3_bind_double(del, 1, cutoff);
-	if ((rc = sqlite3_step(del)) != SQLITE_DONE)
-		return store_fail(c, rc, "delete rolled-up samples");
-	if (rolled > 0)
-		log_info("%s: %d samples before %.0f rolled up into %d minute rows", __func__, sqlite3_changes(c->db),
-			 cutoff, rolled);
-	return STORE_OK;
-}
-
-int
-store_samples_rollup(struct store *st, double cutoff)
-{
-	double *arg = malloc(sizeof(*arg));
-
-	if (arg == NULL)
-		return STORE_EBUSY;
-	/* Whole minutes only, so a minute is never split between two rollups. */
-	*arg = floor(cutoff / 60.0) * 60.0;
-	return store_post(st, apply_rollup, arg, free);
 }

@@ -1,8 +1,8 @@
 /*
  * The store functions the sampler, job discovery and the series and metrics
  * handlers need: running jobs with their pids, a job by external id,
- * downsampled series, and retention (raw samples older than the retention
- * time rolled up per minute).  Same conventions as store.h.
+ * downsampled series, and the upkeep of the compressed history.  Same
+ * conventions as store.h.
  */
 #ifndef DLPROF_STORE_SERIES_H
 #define DLPROF_STORE_SERIES_H
@@ -39,15 +39,25 @@ struct store_series_query {
 	double from, to, step;     /* unix seconds; step in seconds */
 };
 
+/* Raw points are flushed into one block per series and span of this many seconds. */
+#define STORE_BLOCK_S 600
+
+struct store_series_answer {
+	json_t *points;            /* [[t, mean], ...], t the mean time of the bucket's points */
+	json_t *bands;             /* [[min, max], ...], one per point */
+	const char *tier;          /* what was read: "raw", "block" (summaries) or "hour" */
+	double from, to;           /* the range used */
+};
+
 /*
- * Points [[t, value], ...] of one series, raw and rolled up, averaged into
- * buckets of max(step, (to - from) / STORE_SERIES_MAX_POINTS) seconds; t is
- * the mean time of each bucket's samples.  Without from/to: the job's whole
- * life (the node: the last hour).  from_out and to_out receive the range used.
- * STORE_ENOTFOUND when the job does not exist.
+ * One series over a range, from the tier that fits it, with the staged
+ * points not yet in blocks: raw points while at most STORE_SERIES_MAX_POINTS
+ * fall in the range (and no step is asked), otherwise buckets of
+ * max(step, (to - from) / STORE_SERIES_MAX_POINTS) seconds.  Without
+ * from/to: the job's whole life (the node: the last hour).  The caller
+ * owns out's arrays.  STORE_ENOTFOUND when the job does not exist.
  */
-int store_series(struct store *st, const struct store_series_query *q, json_t **points, double *from_out,
-		 double *to_out);
+int store_series(struct store *st, const struct store_series_query *q, struct store_series_answer *out);
 
 /* One name and phase of a job in one bucket (see store_series_buckets). */
 struct store_bucket {
@@ -68,10 +78,12 @@ int store_series_buckets(struct store *st, int64_t job_id, double from, double t
 			 void *arg);
 
 /*
- * Queues the rollup: raw samples before cutoff (rounded down to a minute)
- * become per-minute rows (n, mean, min, max) and are deleted.  Returns at
- * once; the writer logs what it did.
+ * The series' upkeep (store_blocks.c), run once a minute: staged samples
+ * of closed spans are encoded into blocks and added to the hour tier;
+ * blocks older than raw_days (0: kept) become per-minute rows.  Queued
+ * (returns at once, the writer logs failures), or with wait, committed
+ * when it returns.
  */
-int store_samples_rollup(struct store *st, double cutoff);
+int store_series_maintain(struct store *st, double now, double raw_days, bool wait);
 
 #endif

@@ -1,7 +1,10 @@
 /*
- * Tests of the series store: downsampling to at most ~1000 points, the
- * job's life as the default range, ranges and phases, and the per-minute
- * rollup of old raw samples (which keeps the series' mean).
+ * Tests of the series store: answers of at most ~1000 points with their
+ * min/max bands, the job's life as the default range, ranges and phases;
+ * the staged tail answered before any flush and the same answer after the
+ * flush into blocks (bit for bit); the tier chosen by the span; retention
+ * into per-minute rows; late points merged into a flushed block; and the
+ * migration of a schema-6 database (raw rows and per-minute rollups).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,11 +16,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
+#include "migrations.h"
 #include "store.h"
 #include "store_series.h"
 
+/* 200 s into a ten-minute span, 20 s into a minute. */
 #define T0 1700000000.0
+#define N 5000
 
 struct fx {
 	char dir[256], db[300];
@@ -25,38 +32,46 @@ struct fx {
 	int64_t job;
 };
 
+static const struct store_options opts = {.queue_limit = 1024, .readers = 2};
+
+static int
+fx_dir(struct fx *f)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/dlprof-test-series-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	snprintf(f->db, sizeof(f->db), "%s/db", f->dir);
+	return 0;
+}
+
 static int
 setup(void **state)
 {
-	static struct fx f;
-	static const struct store_options opts = {.queue_limit = 1024, .readers = 2};
+	struct fx *f = calloc(1, sizeof(*f));
 	struct job_spec spec = {.workload = "w", .params_json = "{}", .hw_class = "test", .objective = "throughput",
 				.source = "registered", .started = T0};
-	struct sample *s;
+	struct sample *s = calloc(N, sizeof(*s));
 	int i;
 
-	memset(&f, 0, sizeof(f));
-	snprintf(f.dir, sizeof(f.dir), "/tmp/dlprof-test-series-XXXXXX");
-	if (mkdtemp(f.dir) == NULL)
+	if (f == NULL || s == NULL || fx_dir(f) < 0)
 		return -1;
-	snprintf(f.db, sizeof(f.db), "%s/db", f.dir);
-	if ((f.st = store_open(f.db, &opts)) == NULL || store_job_register(f.st, &spec, &f.job) != STORE_OK)
+	if ((f->st = store_open(f->db, &opts)) == NULL || store_job_register(f->st, &spec, &f->job) != STORE_OK)
 		return -1;
 	/* 5000 samples a second apart: value = i; plus a phase series. */
-	s = calloc(5000, sizeof(*s));
-	for (i = 0; i < 5000; i++)
-		s[i] = (struct sample){f.job, T0 + i, "cpu.cores", (double)i, NULL};
-	if (store_samples_write(f.st, s, 5000) != STORE_OK)
+	for (i = 0; i < N; i++)
+		s[i] = (struct sample){f->job, T0 + i, "cpu.cores", (double)i, NULL};
+	if (store_samples_write(f->st, s, N) != STORE_OK)
 		return -1;
 	for (i = 0; i < 10; i++)
-		s[i] = (struct sample){f.job, T0 + i, "phase_time_s", i % 2 ? 2.0 : 1.0, i % 2 ? "lstm" : "data"};
-	if (store_samples_write(f.st, s, 10) != STORE_OK)
+		s[i] = (struct sample){f->job, T0 + i, "phase_time_s", i % 2 ? 2.0 : 1.0, i % 2 ? "lstm" : "data"};
+	if (store_samples_write(f->st, s, 10) != STORE_OK)
 		return -1;
 	/* Ended: its whole life is T0 .. T0 + 5000 (a running job's reaches now). */
-	if (store_job_end(f.st, f.job, T0 + 4999, false, 0) != STORE_OK)
+	if (store_job_end(f->st, f->job, T0 + N - 1, false, 0) != STORE_OK)
 		return -1;
 	free(s);
-	*state = &f;
+	*state = f;
 	return 0;
 }
 
@@ -65,10 +80,35 @@ teardown(void **state)
 {
 	struct fx *f = *state;
 	char cmd[600];
+	int r;
 
 	store_close(f->st);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	return system(cmd) == 0 ? 0 : -1;
+	r = system(cmd) == 0 ? 0 : -1;
+	free(f);
+	return r;
+}
+
+static int64_t
+query_int(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int64_t v = -1;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+static double
+point(json_t *pts, size_t i, int k)
+{
+	return json_real_value(json_array_get(json_array_get(pts, i), (size_t)k));
 }
 
 static double
@@ -78,8 +118,22 @@ mean_of(json_t *points)
 	size_t i;
 
 	for (i = 0; i < json_array_size(points); i++)
-		sum += json_real_value(json_array_get(json_array_get(points, i), 1));
+		sum += point(points, i, 1);
 	return sum / (double)json_array_size(points);
+}
+
+static void
+answer_free(struct store_series_answer *a)
+{
+	json_decref(a->points);
+	json_decref(a->bands);
+}
+
+/* Flushes every closed span (the store's "now" far after the data), keeping all raw. */
+static void
+flush_all(struct fx *f)
+{
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400, 0, true), STORE_OK);
 }
 
 static void
@@ -87,16 +141,24 @@ whole_life_downsampled(void **state)
 {
 	struct fx *f = *state;
 	struct store_series_query q = {.job_id = f->job, .name = "cpu.cores"};
-	double from, to;
-	json_t *pts;
+	struct store_series_answer a;
 
-	assert_int_equal(store_series(f->st, &q, &pts, &from, &to), STORE_OK);
-	assert_true(from == T0);
-	assert_true(json_array_size(pts) <= STORE_SERIES_MAX_POINTS + 1);
-	assert_true(json_array_size(pts) >= STORE_SERIES_MAX_POINTS / 2);
-	/* Buckets keep the mean: 0..4999 averages 2499.5. */
-	assert_float_equal(mean_of(pts), 2499.5, 5.0);
-	json_decref(pts);
+	for (int flushed = 0; flushed < 2; flushed++) {
+		if (flushed)
+			flush_all(f);
+		assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+		assert_true(a.from == T0);
+		assert_string_equal(a.tier, "raw");
+		assert_true(json_array_size(a.points) <= STORE_SERIES_MAX_POINTS + 1);
+		assert_true(json_array_size(a.points) >= STORE_SERIES_MAX_POINTS / 2);
+		assert_int_equal(json_array_size(a.bands), json_array_size(a.points));
+		/* Buckets keep the mean: 0..4999 averages 2499.5; each band spans its bucket's values. */
+		assert_float_equal(mean_of(a.points), 2499.5, 5.0);
+		assert_true(point(a.bands, 0, 0) == 0 && point(a.bands, 0, 1) >= 4 && point(a.bands, 0, 1) <= 5);
+		answer_free(&a);
+	}
+	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_blocks"), N + 10);
 }
 
 static void
@@ -105,21 +167,23 @@ short_range_is_raw(void **state)
 	struct fx *f = *state;
 	struct store_series_query q = {.job_id = f->job, .name = "cpu.cores", .has_from = true, .from = T0 + 10,
 				       .has_to = true, .to = T0 + 19};
-	double from, to;
-	json_t *pts;
+	struct store_series_answer a;
 
-	assert_int_equal(store_series(f->st, &q, &pts, &from, &to), STORE_OK);
-	assert_int_equal(json_array_size(pts), 10);
-	assert_float_equal(json_real_value(json_array_get(json_array_get(pts, 0), 0)), T0 + 10, 1e-6);
-	assert_float_equal(json_real_value(json_array_get(json_array_get(pts, 9), 1)), 19, 1e-9);
-	json_decref(pts);
-	/* A coarser step: ten seconds into one point. */
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 10);
+	assert_float_equal(point(a.points, 0, 0), T0 + 10, 1e-6);
+	assert_float_equal(point(a.points, 9, 1), 19, 1e-9);
+	assert_float_equal(point(a.bands, 9, 0), 19, 1e-9);
+	answer_free(&a);
+	/* A coarser step: ten seconds into one point, its band 10..19. */
 	q.has_step = true;
 	q.step = 10;
-	assert_int_equal(store_series(f->st, &q, &pts, &from, &to), STORE_OK);
-	assert_int_equal(json_array_size(pts), 1);
-	assert_float_equal(json_real_value(json_array_get(json_array_get(pts, 0), 1)), 14.5, 1e-9);
-	json_decref(pts);
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 1);
+	assert_float_equal(point(a.points, 0, 1), 14.5, 1e-9);
+	assert_float_equal(point(a.bands, 0, 0), 10, 1e-9);
+	assert_float_equal(point(a.bands, 0, 1), 19, 1e-9);
+	answer_free(&a);
 }
 
 static void
@@ -128,65 +192,197 @@ phase_filter_and_unknown_job(void **state)
 	struct fx *f = *state;
 	struct store_series_query q = {.job_id = f->job, .name = "phase_time_s", .phase = "lstm", .has_from = true,
 				       .from = T0, .has_to = true, .to = T0 + 9.5};
-	double from, to;
-	json_t *pts;
+	struct store_series_answer a;
 
-	assert_int_equal(store_series(f->st, &q, &pts, &from, &to), STORE_OK);
-	assert_int_equal(json_array_size(pts), 5);
-	assert_float_equal(mean_of(pts), 2.0, 1e-9);
-	json_decref(pts);
+	for (int flushed = 0; flushed < 2; flushed++) {
+		if (flushed)
+			flush_all(f);
+		assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+		assert_int_equal(json_array_size(a.points), 5);
+		assert_float_equal(mean_of(a.points), 2.0, 1e-9);
+		answer_free(&a);
+		q.phase = NULL;   /* every phase */
+		assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+		assert_int_equal(json_array_size(a.points), 10);
+		answer_free(&a);
+		q.phase = "lstm";
+	}
 	q.job_id = 999;
-	assert_int_equal(store_series(f->st, &q, &pts, &from, &to), STORE_ENOTFOUND);
+	assert_int_equal(store_series(f->st, &q, &a), STORE_ENOTFOUND);
 }
 
-static double
-point(json_t *pts, size_t i, int k)
+/* Odd values that only a bit-exact codec gives back. */
+static void
+flush_is_bit_exact(void **state)
 {
-	return json_real_value(json_array_get(json_array_get(pts, i), (size_t)k));
+	struct fx *f = *state;
+	struct sample s[300];
+	struct store_series_query q = {.job_id = f->job, .name = "noisy", .has_from = true, .from = T0,
+				       .has_to = true, .to = T0 + 400};
+	struct store_series_answer before, after;
+
+	for (int i = 0; i < 300; i++)
+		s[i] = (struct sample){f->job, T0 + i * 1.337 + 1e-7 * i, "noisy", sin(i) * 1e-300 - i / 3.0, NULL};
+	assert_int_equal(store_samples_write(f->st, s, 300), STORE_OK);
+	assert_int_equal(store_series(f->st, &q, &before), STORE_OK);
+	flush_all(f);
+	assert_int_equal(store_series(f->st, &q, &after), STORE_OK);
+	assert_int_equal(json_array_size(before.points), 300);
+	assert_true(json_equal(before.points, after.points));
+	for (int i = 0; i < 300; i++) {
+		assert_true(point(after.points, (size_t)i, 0) == s[i].t);
+		assert_true(point(after.points, (size_t)i, 1) == s[i].value);
+	}
+	answer_free(&before);
+	answer_free(&after);
 }
 
 static void
-rollup_per_minute(void **state)
+tier_by_span(void **state)
+{
+	struct fx *f = *state;
+	struct store_series_query q = {.job_id = f->job, .name = "cpu.cores", .has_from = true, .from = T0 - 200,
+				       .has_to = true, .to = T0 - 200 + 600 * 1000.0};
+	struct store_series_answer a;
+
+	flush_all(f);
+	/* 600 s buckets: the blocks' summaries, one a span: 0..399 then 400..999 and so on. */
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_string_equal(a.tier, "block");
+	assert_int_equal(json_array_size(a.points), (N + 200 + 599) / 600);
+	assert_float_equal(point(a.points, 0, 1), 199.5, 1e-9);
+	assert_float_equal(point(a.bands, 1, 0), 400, 1e-9);
+	assert_float_equal(point(a.bands, 1, 1), 999, 1e-9);
+	answer_free(&a);
+	/* Hour buckets: the hour tier.  T0 is 800 s into its hour. */
+	q.from = T0 - 800;
+	q.to = q.from + 3600 * 1000.0;
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_string_equal(a.tier, "hour");
+	assert_int_equal(json_array_size(a.points), 2);
+	assert_float_equal(point(a.points, 0, 1), 1399.5, 1e-9);   /* 0..2799 */
+	assert_float_equal(point(a.bands, 1, 0), 2800, 1e-9);
+	assert_float_equal(point(a.bands, 1, 1), 4999, 1e-9);
+	answer_free(&a);
+}
+
+static void
+retention_keeps_minutes(void **state)
 {
 	struct fx *f = *state;
 	struct store_series_query q = {.job_id = f->job, .name = "cpu.cores", .has_from = true, .from = T0 - 60,
-				       .has_to = true, .to = T0 + 119.5};
-	double from, to;
-	json_t *pts;
+				       .has_to = true, .to = T0 + 1400 - 0.5};
+	struct store_series_answer a;
 
 	/*
-	 * T0 is 20 s past a minute.  A cutoff of T0 + 130 rounds down to the
-	 * minute at T0 + 100: samples 0..39 and 40..99 become two minute rows.
+	 * Raw retention of 1 day as of T0 + 86400 + 1400: the blocks of the
+	 * spans ending by T0 + 1000 (values 0..999) retire to minute rows: a
+	 * row for 0..39, then one per minute; values from 1000 stay raw.
 	 */
-	assert_int_equal(store_samples_rollup(f->st, T0 + 130), STORE_OK);
-	/* The rollup is posted; a blocking write queued behind it returns once it is committed. */
-	assert_int_equal(store_samples_write(f->st, &(struct sample){f->job, T0 + 6000, "other", 1, NULL}, 1), STORE_OK);
-	assert_int_equal(store_series(f->st, &q, &pts, &from, &to), STORE_OK);
-	assert_int_equal(json_array_size(pts), 2 + 20);
-	assert_float_equal(point(pts, 0, 0), T0 - 20, 1e-6);
-	assert_float_equal(point(pts, 0, 1), 19.5, 1e-9);
-	assert_float_equal(point(pts, 1, 0), T0 + 40, 1e-6);
-	assert_float_equal(point(pts, 1, 1), 69.5, 1e-9);
-	assert_float_equal(point(pts, 2, 1), 100, 1e-9);
-	json_decref(pts);
-	/* Rolling up again changes nothing: those raw rows are gone. */
-	assert_int_equal(store_samples_rollup(f->st, T0 + 130), STORE_OK);
-	assert_int_equal(store_samples_write(f->st, &(struct sample){f->job, T0 + 6001, "other", 1, NULL}, 1), STORE_OK);
-	assert_int_equal(store_series(f->st, &q, &pts, &from, &to), STORE_OK);
-	assert_int_equal(json_array_size(pts), 22);
-	assert_float_equal(point(pts, 1, 1), 69.5, 1e-9);
-	json_decref(pts);
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 1400, 1, true), STORE_OK);
+	assert_int_equal(query_int(f->db, "SELECT min(t0) FROM series_blocks"), (int64_t)T0 + 1000);
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 1 + 16 + 400);
+	assert_float_equal(point(a.points, 0, 0), T0 - 20 + 30, 1e-6);
+	assert_float_equal(point(a.points, 0, 1), 19.5, 1e-9);
+	assert_float_equal(point(a.bands, 0, 1), 39, 1e-9);
+	assert_float_equal(point(a.points, 1, 1), 69.5, 1e-9);
+	assert_float_equal(point(a.points, 17, 1), 1000, 1e-9);
+	answer_free(&a);
+	/* Again: nothing changes, the retired blocks are gone. */
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 1400, 1, true), STORE_OK);
+	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_minute"), 1000 + 10);   /* and the phase series */
+}
+
+static void
+late_points_merge(void **state)
+{
+	struct fx *f = *state;
+	struct store_series_query q = {.job_id = f->job, .name = "cpu.cores", .has_from = true, .from = T0 + 99,
+				       .has_to = true, .to = T0 + 101};
+	struct store_series_answer a;
+
+	flush_all(f);
+	assert_int_equal(store_samples_write(f->st, &(struct sample){f->job, T0 + 100.5, "cpu.cores", -1, NULL}, 1),
+			 STORE_OK);
+	flush_all(f);
+	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 4);
+	assert_float_equal(point(a.points, 2, 0), T0 + 100.5, 1e-9);
+	assert_float_equal(point(a.points, 2, 1), -1, 1e-9);
+	answer_free(&a);
+	/* The hour tier counts it once. */
+	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_hour"), N + 10 + 1);
+}
+
+/* A database as schema 6 wrote it: raw rows and per-minute rollups. */
+static void
+make_v6(const char *path)
+{
+	sqlite3 *db;
+	char sql[512];
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	for (const struct migration *m = migrations; m->version && m->version <= 6; m++)
+		assert_int_equal(sqlite3_exec(db, m->sql, NULL, NULL, NULL), SQLITE_OK);
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA user_version = 6; PRAGMA application_id = %d;"
+		 "INSERT INTO samples VALUES (0, %.17g, 'mem.used', 0.1, NULL), (0, %.17g, 'mem.used', 0.2, 'x');"
+		 "INSERT INTO samples_rollup VALUES (0, %.1f, 'mem.used', '', 4, 2.5, 1, 4);",
+		 0x646c7066, T0 + 0.123456789, T0 + 1, T0 - 20 - 3600);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void
+migrates_schema_6(void **state)
+{
+	struct store_series_query q = {.job_id = 0, .name = "mem.used", .has_from = true, .from = T0 - 7200,
+				       .has_to = true, .to = T0 + 10};
+	struct store_series_answer staged, a;
+	struct fx f;
+	char cmd[600];
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	make_v6(f.db);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	assert_int_equal(store_series(f.st, &q, &staged), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
+	/* The rollup as a minute row, the raw rows as they were, bit for bit after the flush. */
+	assert_int_equal(json_array_size(a.points), 3);
+	assert_true(json_equal(staged.points, a.points) && json_equal(staged.bands, a.bands));
+	assert_float_equal(point(a.points, 0, 1), 2.5, 1e-12);
+	assert_float_equal(point(a.bands, 0, 0), 1, 1e-12);
+	assert_float_equal(point(a.bands, 0, 1), 4, 1e-12);
+	assert_float_equal(point(a.points, 1, 0), T0 + 0.123456789, 1e-6);
+	assert_true(point(a.points, 1, 1) == 0.1 && point(a.points, 2, 1) == 0.2);
+	answer_free(&staged);
+	answer_free(&a);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE name = 'samples_rollup'"), 0);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM series"), 2);
+	store_close(f.st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(whole_life_downsampled),
-		cmocka_unit_test(short_range_is_raw),
-		cmocka_unit_test(phase_filter_and_unknown_job),
-		cmocka_unit_test(rollup_per_minute),
+		cmocka_unit_test_setup_teardown(whole_life_downsampled, setup, teardown),
+		cmocka_unit_test_setup_teardown(short_range_is_raw, setup, teardown),
+		cmocka_unit_test_setup_teardown(phase_filter_and_unknown_job, setup, teardown),
+		cmocka_unit_test_setup_teardown(flush_is_bit_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(tier_by_span, setup, teardown),
+		cmocka_unit_test_setup_teardown(retention_keeps_minutes, setup, teardown),
+		cmocka_unit_test_setup_teardown(late_points_merge, setup, teardown),
+		cmocka_unit_test(migrates_schema_6),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
