@@ -92,7 +92,7 @@ static const struct key keys[] = {
 	{"interval", KEY_DOUBLE, OFF(interval_s), "1.0", 0.01, 3600, NULL, true,
 	 "sampling period in seconds (fractions allowed)"},
 	{"store_interval", KEY_DOUBLE, OFF(store_interval_s), "10", 0.01, 3600, NULL, true,
-	 "seconds between stores of the sampled series (each the window's mean; never below interval)"},
+	 "seconds between reads of per-thread figures and counters (never below interval)"},
 	{"discovery_interval", KEY_DOUBLE, OFF(discovery_interval_s), "30", 0.01, 3600, NULL, true,
 	 "seconds between scans of all processes for new job members (new jobs and exits: at once)"},
 	{"log_level", KEY_ENUM, OFF(log_level), "info", 0, 0, config_log_level_names, true,

@@ -54,7 +54,7 @@ struct config {
 	char *db_path;
 	char *web_root;
 	double interval_s;
-	double store_interval_s;      /* sampled series are stored this often */
+	double store_interval_s;      /* per-thread detail is read this often */
 	double discovery_interval_s;  /* all processes scanned this often */
 	int log_level;                   /* enum log_level */
 	double retention_days;

@@ -1,11 +1,10 @@
 /*
- * The window of sampled values between two stores.  The sampler reads the
- * collectors every `interval` but stores every `store_interval`: storing
- * each value of each tick cost the writer more than all the reading (50
- * jobs at 1 Hz are ~900 rows a second).  Each series (job, name) is stored
- * once per window: the mean of its values over the window for a gauge, the
- * last value for a counter (collectors/metrics.c says which), stamped with
- * the time of the tick that closes the window.  A series whose stored value
+ * The window of sampled values between two stores.  The sampler stores
+ * every tick (the store keeps points in compressed blocks, store_blocks.c),
+ * so a window is one tick; a window of several ticks would be stored as
+ * the mean of its values for a gauge, the last value for a counter
+ * (collectors/metrics.c says which), stamped with the time of the tick
+ * that closes the window.  A series whose stored value
  * would repeat the last one exactly (thread and process counts, CPU
  * limits, rates that stay zero) is stored again only after a minute, so a
  * steady job costs the writer a few rows per window, and charts still get a

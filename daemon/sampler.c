@@ -2,9 +2,10 @@
  * The sampler thread (see sampler.h).  Each tick: discovery finds the jobs
  * and their processes, every collector that is up samples the node and each
  * job, the values join the store window (sample_window.h), and a snapshot
- * of each series' newest value is published for /metrics.  Every store
+ * of each series' newest value is published for /metrics; each tick's
+ * values go to the store's writer as one posted batch.  Every store
  * interval the tick is a detail tick: collectors also read what is costly
- * per thread, and the window goes to the store's writer as one posted batch.  The core handles failure, as
+ * per thread.  The core handles failure, as
  * collectd does: a collector whose init fails is retried with a doubling
  * interval, one whose sampling fails is suspended with a doubling interval,
  * and each change of state is logged once.  Its own cost is measured with
@@ -254,7 +255,8 @@ post_window(struct sampler *s, double now)
 		}
 		s->batch = nb;
 	}
-	n = sample_window_rows(&s->win, now, s->batch);
+	/* Whole milliseconds: the block codec stores such times as integers, a regular tick in a bit. */
+	n = sample_window_rows(&s->win, round(now * 1000.0) / 1000.0, s->batch);
 	r = n > 0 ? store_samples_post(s->app->store, s->batch, n) : STORE_OK;
 	if (r != STORE_OK)
 		log_debug("%s: %zu samples dropped: %s", __func__, n, store_strerror(r));
@@ -370,7 +372,7 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 
 /*
  * Takes this tick's intervals (SIGHUP may change them) and says whether the
- * tick closes the store window (and reads per-thread detail): the first
+ * tick reads per-thread detail: the first
  * tick, then each tick that reaches the store interval, within half a
  * sampling period so jitter does not push a store a whole tick late.
  */
@@ -413,10 +415,10 @@ tick(struct sampler *s)
 		col_run(s, &s->col[k], jobs, njobs, cost, mono);
 	if (sample_window_add(&s->win, s->out.v, s->out.n) < 0)
 		log_warn("%s: sample window", __func__);
-	if (detail) {
-		post_window(s, now);
+	/* Every tick is stored: the blocks make a point cost bits, not a row (store_blocks.c). */
+	post_window(s, now);
+	if (detail)
 		s->window_mono = mono;
-	}
 	if (mono >= s->next_maintain) {
 		store_series_maintain(s->app->store, now, s->retention_days, false);
 		s->next_maintain = mono + SAMPLER_MAINTAIN_EVERY_S;

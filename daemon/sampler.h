@@ -18,7 +18,7 @@ struct sampler;
 
 struct sampler_options {
 	double interval_s;        /* sampling period */
-	double store_interval_s;  /* stores (and per-thread detail) this often; at least interval_s */
+	double store_interval_s;  /* per-thread detail this often; at least interval_s */
 	double discovery_interval_s;  /* scans all processes this often; 0: every tick */
 	const char *proc_root;    /* "/proc", or a fixture tree in tests */
 	const char *sys_root;     /* "/sys" */
