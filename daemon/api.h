@@ -24,6 +24,7 @@ void api_job_report(const struct http_request *req, struct http_response *resp);
 void api_job_metrics(const struct http_request *req, struct http_response *resp);
 /* api_series.c */
 void api_job_series(const struct http_request *req, struct http_response *resp);
+void api_job_live(const struct http_request *req, struct http_response *resp);
 /* api_prometheus.c */
 void api_metrics(const struct http_request *req, struct http_response *resp);
 /* api_workloads.c */

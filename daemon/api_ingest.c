@@ -12,6 +12,7 @@
 #include "api.h"
 #include "app.h"
 #include "clock.h"
+#include "live.h"
 #include "jobs.h"
 #include "stats.h"
 #include "store.h"
@@ -60,6 +61,8 @@ void api_job_metrics(const struct http_request *req, struct http_response *resp)
 	}
 	/* A resent batch's samples were counted when it was stored. */
 	stats_count_ingest(app->stats, duplicate ? 0 : batch.n, false);
+	if (!duplicate && batch.n > 0 && app->live != NULL)
+		live_ingested(app->live, id);
 	http_reply_json(resp, 200,
 			json_pack("{s:I, s:o, s:b}", "accepted", (json_int_t)(duplicate ? 0 : batch.n), "config",
 				  config, "duplicate", duplicate));

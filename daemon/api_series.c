@@ -3,6 +3,10 @@
  * series of a job (id 0: the node), downsampled by the store to at most
  * about STORE_SERIES_MAX_POINTS points with each point's min/max band and
  * the tier read, with the unit the metric catalogue gives its name.
+ *
+ * GET /api/v1/jobs/{id}/live: the same job's (or node's) sampled values as
+ * server-sent events, one per sampler tick (live.h), for charts that
+ * follow the sampler; /series stays the way to fill them and the fallback.
  */
 #include <errno.h>
 #include <math.h>
@@ -11,6 +15,7 @@
 
 #include "api.h"
 #include "app.h"
+#include "live.h"
 #include "metrics.h"
 #include "store.h"
 #include "store_series.h"
@@ -90,4 +95,38 @@ api_job_series(const struct http_request *req, struct http_response *resp)
 			json_pack("{s:s,s:s,s:I,s:f,s:f,s:s,s:o,s:o}", "name", q.name, "unit", metric_unit(q.name), "job",
 				  (json_int_t)q.job_id, "from", a.from, "to", a.to, "tier", a.tier, "points", a.points,
 				  "bands", a.bands));
+}
+
+void
+api_job_live(const struct http_request *req, struct http_response *resp)
+{
+	const char *id = http_param(req, "id");
+	struct job_brief brief;
+	struct live_stream *ls;
+	int64_t job = 0;
+	int r;
+
+	if (id == NULL || strcmp(id, "0") != 0) {
+		if (api_job_id(req, resp, &job) < 0)
+			return;
+		if ((r = store_job_brief(req->app->store, job, &brief)) != STORE_OK) {
+			api_store_error(resp, r, "job");
+			return;
+		}
+	}
+	if (req->app->live == NULL || req->app->sampler == NULL) {
+		http_reply_error(resp, 404, "not_found", "live streams are off (no sampler); poll the series instead");
+		return;
+	}
+	if ((ls = live_open(req->app->live, req->app->sampler, job)) == NULL) {
+		http_reply_error(resp, 503, "busy", "%u live streams are open, the most allowed; poll the series instead",
+				 live_max_streams(req->app->live));
+		http_add_header(resp, "Retry-After", "10");
+		return;
+	}
+	http_response_clear(resp);
+	resp->status = 200;
+	resp->content_type = "text/event-stream";
+	http_add_header(resp, "Cache-Control", "no-store");
+	resp->stream = (struct http_stream){live_stream_start, live_stream_cancel, ls};
 }

@@ -15,6 +15,7 @@ struct jobs;
 struct sampler;
 struct daemon_stats;
 struct diag;
+struct live;
 
 /*
  * Limits that handlers read on every request.  Copied from the configuration
@@ -34,6 +35,7 @@ struct app {
 	struct sampler *sampler;       /* NULL when sampling is off */
 	struct daemon_stats *stats;
 	struct diag *diag;             /* job diagnosis: thresholds and /metrics' cache; NULL: off */
+	struct live *live;             /* the live event streams (live.h); NULL: off */
 	struct app_limits limits;
 	const char *web_root;          /* owned by the configuration in force */
 };

@@ -30,6 +30,8 @@ const char *http_param(const struct http_request *req, const char *key)
 void http_response_clear(struct http_response *resp)
 {
 	free(resp->body);
+	if (resp->stream.arg != NULL)
+		resp->stream.cancel(resp->stream.arg);
 	for (size_t i = 0; i < resp->nheaders; i++)
 		free((char *)resp->headers[i].value);
 	memset(resp, 0, sizeof(*resp));

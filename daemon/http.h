@@ -52,6 +52,17 @@ struct http_request {
 
 #define HTTP_MAX_HEADERS 4
 
+/*
+ * A body produced while it is sent (live.h's event streams): start gives
+ * server.c the libmicrohttpd response for the connection and takes arg
+ * over; cancel frees an arg that was never started.
+ */
+struct http_stream {
+	void *(*start)(void *arg, void *conn);
+	void (*cancel)(void *arg);
+	void *arg;                                    /* NULL: no stream */
+};
+
 /* A response owns its body (malloc'd) until server.c sends it. */
 struct http_response {
 	int status;
@@ -60,6 +71,7 @@ struct http_response {
 	size_t body_len;
 	struct http_kv headers[HTTP_MAX_HEADERS];     /* static names, owned values */
 	size_t nheaders;
+	struct http_stream stream;                    /* instead of body, when arg is set */
 };
 
 /* The query argument named key, or NULL. */

@@ -35,6 +35,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/store_series.c daemon/store_series.h \
 	daemon/store_blocks.c \
 	daemon/api_series.c \
+	daemon/live.c daemon/live.h \
 	daemon/api_prometheus.c \
 	$(COLLECTOR_SOURCES) \
 	$(DIAG_SOURCES) \

@@ -28,6 +28,7 @@
 #include "config.h"
 #include "diag_report.h"
 #include "jobs.h"
+#include "live.h"
 #include "log.h"
 #include "node.h"
 #include "router.h"
@@ -36,6 +37,9 @@
 #include "stats.h"
 #include "store.h"
 #include "tuner.h"
+
+/* Live event streams open at once (live.h); more get 503 and poll instead. */
+#define LIVE_MAX_STREAMS 32
 
 #ifdef HAVE_JEMALLOC
 /*
@@ -179,12 +183,15 @@ static int daemon_start(struct daemon *d)
 		return -1;
 	if (!(d->app.jobs = jobs_new(d->app.store, d->app.tuner, d->node.hw_class, cfg->proc_root)))
 		return -1;
+	/* A few dashboards' worth: a stream holds a connection for as long as its page is open. */
+	if (!(d->app.live = live_new(LIVE_MAX_STREAMS)))
+		return -1;
 	if (!(d->app.sampler = sampler_start(&d->app, &sam)))
 		return -1;
 	if (!(d->server = server_start(&d->app, &srv)))
 		return -1;
 	server_set_access(d->server, cfg->token, cfg->read_access);
-	log_info("dlprofd %s started: db %s, node %s (%s), sampling every %gs, storing every %gs", PACKAGE_VERSION,
+	log_info("dlprofd %s started: db %s, node %s (%s), sampling every %gs, per-thread detail every %gs", PACKAGE_VERSION,
 		 cfg->db_path, d->node.hostname, d->node.hw_class, cfg->interval_s,
 		 cfg->store_interval_s > cfg->interval_s ? cfg->store_interval_s : cfg->interval_s);
 	return 0;
@@ -192,8 +199,12 @@ static int daemon_start(struct daemon *d)
 
 static void daemon_stop(struct daemon *d)
 {
+	/* Live streams end first: the server's drain then finds their connections closing. */
+	if (d->app.live)
+		live_stop(d->app.live);
 	server_stop(d->server);
 	sampler_stop(d->app.sampler);
+	live_free(d->app.live);
 	jobs_free(d->app.jobs);
 	if (d->app.tuner)
 		tuner_close(d->app.tuner);

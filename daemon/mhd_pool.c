@@ -178,7 +178,8 @@ static void *acceptor_main(void *arg)
 static int worker_start(struct mhd_pool *pool, struct mhd_worker *w, const struct mhd_pool_options *opt)
 {
 	/* ITC: MHD_add_connection from the acceptor wakes the worker's thread at once. */
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
+			 MHD_ALLOW_SUSPEND_RESUME;   /* live.c's streams wait for a tick suspended */
 
 	if (opt->logger)
 		flags |= MHD_USE_ERROR_LOG;

@@ -13,6 +13,7 @@ const struct route dlprof_routes[] = {
 	{"POST", "/api/v1/jobs/{id}/end", api_job_end, ACCESS_MUTATE},
 	{"POST", "/api/v1/jobs/{id}/metrics", api_job_metrics, ACCESS_MUTATE},
 	{"GET", "/api/v1/jobs/{id}/series", api_job_series, ACCESS_READ},
+	{"GET", "/api/v1/jobs/{id}/live", api_job_live, ACCESS_READ},
 	{"GET", "/api/v1/jobs/{id}/report", api_job_report, ACCESS_READ},
 	{"GET", "/metrics", api_metrics, ACCESS_READ},
 	{"GET", "/api/v1/recommend", api_recommend, ACCESS_READ},

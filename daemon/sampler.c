@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "collector.h"
 #include "discovery.h"
+#include "live.h"
 #include "log.h"
 #include "sample_window.h"
 #include "sampler.h"
@@ -426,6 +427,8 @@ tick(struct sampler *s)
 	s->ticks++;
 	s->cpu_total_s += thread_cpu_s() - c0;
 	publish(s, jobs, njobs, cost, thread_cpu_s() - c0, clock_mono_s() - mono);
+	if (s->app->live != NULL)
+		live_notify(s->app->live);
 	free(cost);
 }
 

@@ -552,11 +552,17 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_re
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
 
-	mr = MHD_create_response_from_buffer(resp->body_len, resp->body ? resp->body : (char *)"",
-					      resp->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (resp->stream.arg) {
+		mr = resp->stream.start(resp->stream.arg, conn);
+		resp->stream.arg = NULL;   /* the response owns it now, or freed it */
+	} else {
+		mr = MHD_create_response_from_buffer(resp->body_len, resp->body ? resp->body : (char *)"",
+						      resp->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+		if (mr)
+			resp->body = NULL;   /* MHD owns it now */
+	}
 	if (!mr)
 		return MHD_NO;
-	resp->body = NULL;   /* MHD owns it now */
 	if (resp->content_type)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
 	MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");

@@ -1,10 +1,14 @@
 /*
  * The dashboard's shell: hash routes (#/node, #/jobs, #/jobs/ID,
  * #/workloads, #/workloads/NAME) so every page works from the one
- * index.html the daemon serves, and the live loop: the current page is
- * refreshed every few seconds while the tab is visible and not at all while
- * it is hidden.  A page module exports mount(el, args, query) returning
- * {refresh(signal), every, destroy?, retheme?}.
+ * index.html the daemon serves, and the live loop: a page that follows a
+ * job (liveJob: its id, 0 the node) gets each sampler tick from the live
+ * stream (server-sent events, /api/v1/jobs/ID/live) as it is sampled, and
+ * is re-read from the store now and then; without the stream (an old
+ * browser, the daemon's streams all taken, a proxy that buffers) the page
+ * is refreshed every few seconds instead.  Nothing runs while the tab is
+ * hidden.  A page module exports mount(el, args, query) returning
+ * {refresh(signal), every, liveJob?, onLive?(event), destroy?, retheme?}.
  */
 import { api } from './api.js';
 import { h, replace } from './dom.js';
@@ -30,7 +34,65 @@ const state = {
 	timer: 0,        /* the next refresh */
 	ctrl: null,      /* aborts the refresh in flight */
 	seq: 0,          /* route generation: late answers of an old page are dropped */
+	stream: null,    /* the page's live EventSource */
+	began: 0,        /* when the last refresh started (ms) */
+	dirty: false,    /* the job reported samples the refresh under way may have missed */
 };
+
+/* Re-reads from the store while the live stream is up: ingest-fed charts and the rest of the page. */
+const LIVE_REFRESH_S = 15;
+
+function closeStream() {
+	if (state.stream)
+		state.stream.close();
+	state.stream = null;
+	document.documentElement.dataset.live = 'poll';
+}
+
+/* A refresh as soon as one a second allows (the job reported samples). */
+function soon(seq) {
+	clearTimeout(state.timer);
+	state.timer = setTimeout(() => tick(seq), Math.max(0, state.began + 1000 - Date.now()));
+}
+
+/* Opens the live stream of the current page, if it follows a job and has none yet. */
+function openStream(seq) {
+	const view = state.view;
+	if (state.stream || !view || view.liveJob === undefined || !view.onLive || !window.EventSource)
+		return;
+	const es = new EventSource(`api/v1/jobs/${encodeURIComponent(view.liveJob)}/live`);
+	state.stream = es;
+	es.onopen = () => {
+		document.documentElement.dataset.live = 'sse';
+	};
+	es.onmessage = (m) => {
+		if (seq !== state.seq || state.stream !== es)
+			return;
+		let ev;
+		try {
+			ev = JSON.parse(m.data);
+		} catch {
+			return;
+		}
+		if (Number.isFinite(ev.t) && main.dataset.loaded === 'true')
+			view.onLive(ev);
+	};
+	/* The job reported samples: re-read the page now, unless a read is under way. */
+	es.addEventListener('ingest', () => {
+		if (seq !== state.seq || state.stream !== es)
+			return;
+		state.dirty = true;
+		if (!state.ctrl)
+			soon(seq);
+	});
+	/* The browser retries by itself; a stream refused for good (404, 503) is closed: polling goes on. */
+	es.onerror = () => {
+		if (state.stream === es && es.readyState === EventSource.CLOSED)
+			document.documentElement.dataset.live = 'poll';
+		else if (state.stream === es)
+			document.documentElement.dataset.live = 'reconnecting';
+	};
+}
 
 function parseHash() {
 	const raw = location.hash.replace(/^#\/?/, '');
@@ -62,6 +124,8 @@ async function tick(seq) {
 	}
 	const ctrl = new AbortController();
 	state.ctrl = ctrl;
+	state.began = Date.now();
+	state.dirty = false;
 	try {
 		await state.view.refresh(ctrl.signal);
 		/* Hidden or gone while it ran: its answer is not news, and no next poll. */
@@ -83,8 +147,17 @@ async function tick(seq) {
 		if (state.ctrl === ctrl)
 			state.ctrl = null;
 	}
-	if (seq === state.seq && document.visibilityState !== 'hidden' && state.view.every)
-		state.timer = setTimeout(() => tick(seq), state.view.every * 1000);
+	if (seq !== state.seq || document.visibilityState === 'hidden')
+		return;
+	if (!state.view.every || state.view.liveJob === undefined)
+		closeStream();
+	else
+		openStream(seq);
+	const streaming = state.stream && state.stream.readyState === EventSource.OPEN;
+	if (state.view.every && state.dirty)
+		soon(seq);
+	else if (state.view.every)
+		state.timer = setTimeout(() => tick(seq), (streaming ? Math.max(LIVE_REFRESH_S, state.view.every) : state.view.every) * 1000);
 }
 
 /* A failed refresh shows its reason above the page, and clears it when it works again. */
@@ -99,6 +172,7 @@ function showError(e) {
 
 function route() {
 	stop();
+	closeStream();
 	state.seq++;
 	if (state.view && state.view.destroy)
 		state.view.destroy();
@@ -141,6 +215,7 @@ async function header() {
 document.addEventListener('visibilitychange', () => {
 	if (document.visibilityState === 'hidden') {
 		stop();
+		closeStream();
 		setLive('paused', 'off');
 	} else {
 		tick(state.seq);

@@ -129,6 +129,7 @@ export class Chart {
 			return;
 		}
 		this.el.dataset.points = String(data.slice(1).reduce((n, ys) => n + ys.filter((y) => y != null).length, 0));
+		this.el.dataset.lastT = String(data[0][data[0].length - 1]);
 		if (this.u) {
 			this.u.setData(data, true);
 			return;

@@ -130,8 +130,33 @@ export class Panel {
 		}
 		this.from = from;
 		this.to = to;
-		this.chart.set(joinSeries(got));
+		this.want = want;
+		this.data = joinSeries(got);
+		this.chart.set(this.data);
 		this.noteEl.textContent = this.spec.caption || '';
+	}
+
+	/*
+	 * A tick from the live stream ({t, values: {name: value}}): its values of
+	 * the series shown join the chart at once, and the range slides to end
+	 * at t.  The next update() redraws from the store.
+	 */
+	appendLive(t, values) {
+		if (this.data && this.data.some((col) => !Array.isArray(col)))
+			this.data = this.data.map((col) => Array.from(col));
+		const d = this.data;
+		if (!this.chart || !d || !d.length || !(t > (d[0].length ? d[0][d[0].length - 1] : -Infinity)))
+			return;
+		const row = this.want.map((w) => (w.phase === null && Number.isFinite(values[w.name]) ? values[w.name] : null));
+		if (row.every((v) => v === null))
+			return;
+		d[0].push(t);
+		row.forEach((v, i) => d[i + 1].push(v));
+		if (t > this.to) {
+			this.from += t - this.to;
+			this.to = t;
+		}
+		this.chart.set(d);
 	}
 
 	missing() {

@@ -204,6 +204,7 @@ class JobView {
 		this.id = id;
 		this.title = 'job ' + id;
 		this.every = 2;
+		this.liveJob = id;
 		this.node = null;
 		this.polls = 0;
 		this.earliest = null;   /* time of the job's first throughput sample, once there is one */
@@ -241,6 +242,7 @@ class JobView {
 			if (e instanceof ApiError && (e.status === 404 || e.status === 400)) {
 				replace(this.main, empty(`No job ${this.id} here.`, h('p', {}, link('See the jobs this node knows.', 'jobs'))));
 				this.every = 0;
+				this.liveJob = undefined;
 				return;
 			}
 			throw e;
@@ -270,6 +272,8 @@ class JobView {
 			this.trialsBox.querySelector('details').open = true;
 		replace(this.detailsBox, detailsCard(job));
 		this.every = job.state === 'running' ? 2 : 0;
+		if (!this.every)
+			this.liveJob = undefined;
 	}
 
 	/*
@@ -313,6 +317,12 @@ class JobView {
 				this.otherGrid.append(p.el);
 			}
 		await Promise.all([...this.others.values()].map((p) => p.update(this.id, names, range[0], range[1], signal)));
+	}
+
+	/* The live stream's tick: the sampled panels take its values at once. */
+	onLive(ev) {
+		this.panels.forEach((p) => p.appendLive(ev.t, ev.values || {}));
+		this.others.forEach((p) => p.appendLive(ev.t, ev.values || {}));
 	}
 
 	retheme() {

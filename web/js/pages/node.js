@@ -76,6 +76,10 @@ export function mount(main) {
 	return {
 		title: 'node',
 		every: 5,
+		liveJob: 0,
+		onLive(ev) {
+			panels.forEach((p) => p.appendLive(ev.t, ev.values || {}));
+		},
 		async refresh(signal) {
 			node = await api('node', signal);
 			head.lastChild.textContent = [node.hostname, node.hw_class].filter(Boolean).join(' · ');
