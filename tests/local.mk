@@ -11,6 +11,10 @@ EXTRA_DIST += tests/integration/test_api.py
 TESTS += tests/integration/test_jobs.py
 EXTRA_DIST += tests/integration/test_jobs.py
 
+# The live event stream: ticks, ingest events, the bound on streams, stop with streams held.
+TESTS += tests/integration/test_live.py
+EXTRA_DIST += tests/integration/test_live.py
+
 # cmocka unit tests: one per module, linked against the real sources.
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
