@@ -10,7 +10,8 @@ BENCH_PEERS = \
 	bench/peers/proc_loop \
 	bench/peers/ingest_load \
 	bench/peers/spawn_jobs \
-	bench/peers/storm
+	bench/peers/storm \
+	bench/peers/history
 EXTRA_PROGRAMS = $(BENCH_PEERS)
 CLEANFILES += $(BENCH_PEERS)
 
@@ -24,6 +25,9 @@ bench_peers_proc_loop_SOURCES = bench/peers/proc_loop.c
 bench_peers_ingest_load_SOURCES = bench/peers/ingest_load.c bench/peers/rows.h
 bench_peers_spawn_jobs_SOURCES = bench/peers/spawn_jobs.c
 bench_peers_storm_SOURCES = bench/peers/storm.c
+bench_peers_history_SOURCES = bench/peers/history.c
+bench_peers_history_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+bench_peers_history_LDADD = $(DLPROF_LIBS)
 
 EXTRA_DIST += bench/run bench/README.md bench/RESULTS.md
 

@@ -83,6 +83,7 @@ struct sampler {
 	pthread_cond_t cond;
 	bool stop;                       /* under lock */
 	double interval_s;               /* under lock */
+	double tick_interval_s;          /* the sampler thread's copy for this tick */
 	double store_interval_s;         /* under lock; >= interval_s when used */
 	double discovery_interval_s;     /* under lock */
 	char proc_root[256], sys_root[256], nvml_library[512];
@@ -239,6 +240,21 @@ col_run(struct sampler *s, struct sampler_col *sc, const struct discovery_job *j
 	sc->cpu_s += thread_cpu_s() - c0;
 }
 
+/*
+ * The time a tick's values are stored at: the nearest multiple of the
+ * interval (as Netdata aligns its collections), in whole milliseconds.  A
+ * tick is a few ms late at most, so the value moves that much; in exchange
+ * the block codec stores a regular tick's time in one bit instead of ~9
+ * for the jitter (series_codec.h).
+ */
+static double
+tick_stamp(double now, double interval)
+{
+	double t = interval > 0 ? round(now / interval) * interval : now;
+
+	return round(t * 1000.0) / 1000.0;
+}
+
 /* Hands the window's rows to the writer (the store copies them) and opens the next window. */
 static void
 post_window(struct sampler *s, double now)
@@ -256,8 +272,7 @@ post_window(struct sampler *s, double now)
 		}
 		s->batch = nb;
 	}
-	/* Whole milliseconds: the block codec stores such times as integers, a regular tick in a bit. */
-	n = sample_window_rows(&s->win, round(now * 1000.0) / 1000.0, s->batch);
+	n = sample_window_rows(&s->win, tick_stamp(now, s->tick_interval_s), s->batch);
 	r = n > 0 ? store_samples_post(s->app->store, s->batch, n) : STORE_OK;
 	if (r != STORE_OK)
 		log_debug("%s: %zu samples dropped: %s", __func__, n, store_strerror(r));
@@ -387,6 +402,7 @@ tick_intervals(struct sampler *s, double mono)
 	store = s->store_interval_s > interval ? s->store_interval_s : interval;
 	scan = s->discovery_interval_s;
 	pthread_mutex_unlock(&s->lock);
+	s->tick_interval_s = interval;
 	/* Set from the sampler's own thread: discovery is not shared. */
 	discovery_set_rescan(s->disc, scan);
 	return s->window_mono == 0 || mono - s->window_mono >= store - interval / 2;

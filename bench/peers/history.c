@@ -1,0 +1,280 @@
+/*
+ * The per-second history's figures (bench/RESULTS.md, "history"): a
+ * synthetic node of --jobs jobs of 8 threads sampled at 1 Hz for --hours,
+ * through the daemon's own path (sample_window's rows, one posted batch a
+ * tick, the writer's upkeep once a simulated minute), then
+ *
+ *   bytes on disk per stored point (the database file after a checkpoint,
+ *     less the empty database's size, over the points stored),
+ *   the writer's CPU per simulated second as a share of one core (what the
+ *     daemon spends storing at 1 Hz),
+ *   p99 of series queries: a 14-day span and a 1-hour span, 1000 points.
+ *
+ * Values are shaped like the collectors' (collectors/metrics.c): rates from
+ * integer jiffies over a jittered interval (full-precision doubles), byte
+ * counts in pages, counts that step now and then, constants, counters.
+ * Prints one JSON object.  A ratio bench: figures from one run compare
+ * with each other, not with another machine's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "sample_window.h"
+#include "store.h"
+#include "store_series.h"
+
+#define NODE_SERIES 20
+#define JOB_SERIES 10
+#define T0 1767225600.0   /* 2026-01-01 00:00 UTC */
+
+static double
+cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+static double
+thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double
+wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double
+uniform(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (double)(*seed >> 8) / (double)(1u << 24);
+}
+
+struct gen {
+	unsigned seed;
+	double rss[64], busy[64];
+};
+
+/* One series' value at tick k: kind picks the shape (see the file's comment). */
+static double
+value(struct gen *g, int job, int kind, long k, double dt)
+{
+	double jiffies;
+
+	switch (kind) {
+	case 0:   /* cores used: jiffies over the measured interval */
+		jiffies = floor(380 + 40 * uniform(&g->seed));
+		return jiffies / 100.0 / dt;
+	case 1:   /* the busiest thread's share */
+		jiffies = floor(90 + 10 * uniform(&g->seed));
+		return jiffies / 100.0 / dt;
+	case 2:   /* threads: constant */
+		return 8;
+	case 3:   /* busy threads: steps now and then */
+		if (uniform(&g->seed) < 0.05)
+			g->busy[job] = floor(4 + 5 * uniform(&g->seed));
+		return g->busy[job];
+	case 4:   /* RSS in pages, growing now and then */
+		if (uniform(&g->seed) < 0.1)
+			g->rss[job] += 4096.0 * floor(256 * uniform(&g->seed));
+		return g->rss[job];
+	case 5:   /* context switches per second */
+		return floor(2000 + 500 * uniform(&g->seed)) / dt;
+	case 6:   /* processes: constant */
+		return 1;
+	case 7:   /* CPU time used, a counter in jiffies / 100 */
+		return floor((double)k * 3.9 * 100) / 100.0;
+	case 8:   /* GPU utilisation, whole percent */
+		return floor(85 + 10 * uniform(&g->seed));
+	default:  /* CPUs allowed: constant */
+		return 32;
+	}
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p99 of n queries of span seconds ending at end, in ms. */
+static double
+query_p99(struct store *st, const char *name, double end, double span, int n)
+{
+	double *ms = calloc((size_t)n, sizeof(double)), w, p;
+	struct store_series_query q = {.job_id = 0, .name = name, .has_from = true, .has_to = true};
+	struct store_series_answer a;
+
+	for (int i = 0; i < n; i++) {
+		q.to = end - i * 7.0;
+		q.from = q.to - span;
+		w = wall_s();
+		if (store_series(st, &q, &a) != STORE_OK)
+			return NAN;
+		ms[i] = (wall_s() - w) * 1000;
+		json_decref(a.points);
+		json_decref(a.bands);
+	}
+	qsort(ms, (size_t)n, sizeof(double), cmp_double);
+	p = ms[(int)ceil(0.99 * n) - 1];
+	free(ms);
+	return p;
+}
+
+static long
+file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (long)sb.st_size : 0;
+}
+
+/* Bytes in free pages: the staging rows' room, reused by the next minutes' rows. */
+static long
+free_bytes(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	long v = 0;
+
+	if (sqlite3_open(path, &db) != SQLITE_OK)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT freelist_count FROM pragma_freelist_count) *"
+				   " (SELECT page_size FROM pragma_page_size)", -1, &s, NULL) == SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			v = (long)sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(db);
+	return v;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const node_names[NODE_SERIES] = {
+		"cpu.cores", "cpu.iowait_cores", "cpu.steal_cores", "cpu.count", "cpu.busy_seconds", "mem.used_bytes",
+		"mem.total_bytes", "mem.available_bytes", "load.1", "load.5", "sched.runnable", "net.rx_bytes_per_s",
+		"net.tx_bytes_per_s", "disk.read_bytes_per_s", "disk.write_bytes_per_s", "gpu.0.util_percent",
+		"gpu.1.util_percent", "gpu.0.mem_used_bytes", "gpu.1.mem_used_bytes", "sched.switches_per_s"};
+	static const char *const job_names[JOB_SERIES] = {
+		"cpu.cores", "cpu.thread_max_cores", "cpu.threads", "cpu.busy_threads", "mem.rss_bytes",
+		"sched.switches_per_s", "cpu.processes", "cpu.busy_seconds", "gpu.util_percent", "cpu.allowed"};
+	static const struct store_options opts = {.queue_limit = 4096, .readers = 2};
+	const char *dir = "/tmp";
+	double hours = 24, long_days = 14, store_cpu, c_all, gen_cpu = 0, g0, t, dt, end;
+	int jobs = 50;
+	char path[512];
+	struct store *st;
+	struct sample_window win;
+	struct collector_value *vals;
+	struct sample *rows;
+	struct gen g = {.seed = 1};
+	size_t nv = 0, stored = 0, n;
+	long empty, base, full, freeb;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--hours") == 0)
+			hours = atof(argv[i + 1]);
+		else if (strcmp(argv[i], "--jobs") == 0)
+			jobs = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--dir") == 0)
+			dir = argv[i + 1];
+		else if (strcmp(argv[i], "--long-days") == 0)
+			long_days = atof(argv[i + 1]);
+	}
+	if (jobs < 1 || jobs > 63)
+		return 2;
+	snprintf(path, sizeof(path), "%s/history-bench-%d.db", dir, (int)getpid());
+	if ((st = store_open(path, &opts)) == NULL)
+		return 1;
+	store_close(st);
+	empty = file_size(path);
+	st = store_open(path, &opts);
+	vals = calloc(NODE_SERIES + (size_t)jobs * JOB_SERIES, sizeof(*vals));
+	rows = calloc(NODE_SERIES + (size_t)jobs * JOB_SERIES, sizeof(*rows));
+	sample_window_init(&win);
+	for (int j = 0; j < jobs; j++)
+		g.rss[j] = 4096.0 * 500000, g.busy[j] = 6;
+	/* The long series first: the node's load.15 at 1 Hz for long_days, for the 14-day query. */
+	for (long k = 0; k < (long)(long_days * 86400); k += 600) {
+		struct sample s[600];
+		for (int i = 0; i < 600; i++)
+			s[i] = (struct sample){0, T0 - long_days * 86400 + (double)(k + i), "load.15",
+					       floor(100 * (2 + uniform(&g.seed))) / 100.0, NULL};
+		store_samples_write(st, s, 600);
+		if (k % 3600 == 0)
+			store_series_maintain(st, T0 - long_days * 86400 + (double)k, 0, true);
+	}
+	store_series_maintain(st, T0, 0, true);
+	store_close(st);
+	base = file_size(path) - free_bytes(path);   /* the long series' share, checkpointed */
+	st = store_open(path, &opts);
+	c_all = cpu_s();
+	for (long k = 0; k < (long)(hours * 3600); k++) {
+		g0 = thread_cpu_s();
+		t = T0 + (double)k;
+		dt = 1.0 + (uniform(&g.seed) - 0.5) * 0.006;   /* the measured interval jitters by a few ms */
+		nv = 0;
+		for (int i = 0; i < NODE_SERIES; i++) {
+			vals[nv] = (struct collector_value){0, t, value(&g, 63, i % 10, k, dt), ""};
+			snprintf(vals[nv++].name, sizeof(vals[0].name), "%s", node_names[i]);
+		}
+		for (int j = 0; j < jobs; j++)
+			for (int i = 0; i < JOB_SERIES; i++) {
+				vals[nv] = (struct collector_value){j + 1, t, value(&g, j, i, k, dt), ""};
+				snprintf(vals[nv++].name, sizeof(vals[0].name), "%s", job_names[i]);
+			}
+		gen_cpu += thread_cpu_s() - g0;
+		sample_window_add(&win, vals, nv);
+		n = sample_window_rows(&win, t, rows);
+		sample_window_next(&win);
+		store_samples_post(st, rows, n);
+		if (k % 60 == 59)
+			store_series_maintain(st, t + 1, 0, true);   /* waits: the writer keeps up, as the daemon's must */
+		stored += n;
+	}
+	end = T0 + hours * 3600;
+	store_series_maintain(st, end + STORE_BLOCK_S, 0, true);
+	/* The process's CPU (the writer thread's included) less what generating the values took. */
+	store_cpu = cpu_s() - c_all - gen_cpu;
+	printf("{\"hours\": %g, \"jobs\": %d, \"series\": %zu, \"points_stored\": %zu, \"points_sampled\": %.0f,\n", hours,
+	       jobs, nv, stored, hours * 3600 * (double)nv);
+	printf(" \"store_cpu_percent_of_core_at_1hz\": %.3f,\n", 100 * store_cpu / (hours * 3600));
+	printf(" \"query_p99_ms_14d_1000pts\": %.2f,\n", query_p99(st, "load.15", T0, 14 * 86400.0, 200));
+	printf(" \"query_p99_ms_1h_1000pts\": %.2f,\n", query_p99(st, "cpu.cores", end, 3600.0, 200));
+	store_close(st);
+	full = file_size(path);
+	freeb = free_bytes(path);
+	printf(" \"bytes_per_stored_point\": %.3f, \"bytes_per_sampled_value\": %.3f,\n", (double)(full - freeb - base) / (double)stored,
+	       (double)(full - freeb - base) / (hours * 3600 * (double)nv));
+	printf(" \"bytes_per_stored_point_with_free_pages\": %.3f, \"db_bytes\": %ld, \"free_bytes\": %ld,"
+	       " \"empty_db_bytes\": %ld}\n", (double)(full - base) / (double)stored, full, freeb, empty);
+	sample_window_free(&win);
+	free(vals);
+	free(rows);
+	unlink(path);
+	return 0;
+}
