@@ -22,7 +22,8 @@
 
 #define CODEC_VERSION 1
 #define FLAG_TIME_MS 0x1          /* times are whole milliseconds, as integers */
-#define FLAG_VALUE_INT 0x2        /* values are integers, as integers */
+#define FLAG_VALUE_INT 0x2        /* values are integers over 10^d (d in 3 bits before them), as integers */
+#define DECIMALS_MAX 6
 #define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT)
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53: every integer up to it is a double */
 
@@ -245,31 +246,45 @@ time_ms(double t, uint64_t *k)
 	return 0;
 }
 
-/* v as an integer that gives v back exactly, or -1. */
+static const double pow10s[DECIMALS_MAX + 1] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+
+/*
+ * v as an integer over 10^d that gives v back exactly, or -1: counts and
+ * counters (d = 0), and figures kept to a few decimals (loads, jiffies as
+ * seconds), whose XOR would cost most of their 64 bits.
+ */
 static int
-value_int(double v, uint64_t *k)
+value_int(double v, int d, uint64_t *k)
 {
-	if (!(fabs(v) <= EXACT_INT_MAX) || v != trunc(v) || (v == 0 && signbit(v)))
+	double x = v * pow10s[d];
+	int64_t i;
+
+	if (!(fabs(x) <= EXACT_INT_MAX) || (v == 0 && signbit(v)))
 		return -1;
-	*k = (uint64_t)(int64_t)v;
+	i = llround(x);
+	if ((double)i / pow10s[d] != v)
+		return -1;
+	*k = (uint64_t)i;
 	return 0;
 }
 
-/* Fills k with the integer form of the times (which 0) or values (which 1), or -1 when one is not exact. */
+/* Fills k with the integer form of the times (d < 0) or values (over 10^d), or -1 when one is not exact. */
 static int
-as_ints(const struct series_point *p, size_t n, int which, uint64_t *k)
+as_ints(const struct series_point *p, size_t n, int d, uint64_t *k)
 {
 	for (size_t i = 0; i < n; i++)
-		if ((which ? value_int(p[i].v, &k[i]) : time_ms(p[i].t, &k[i])) < 0)
+		if ((d >= 0 ? value_int(p[i].v, d, &k[i]) : time_ms(p[i].t, &k[i])) < 0)
 			return -1;
 	return 0;
 }
 
+/* The values: integers over 10^d, or (d < 0) XORed doubles. */
 static void
-put_values(struct bit_writer *w, const struct series_point *p, size_t n, int as_int, uint64_t *k)
+put_values(struct bit_writer *w, const struct series_point *p, size_t n, int d, uint64_t *k)
 {
-	if (as_int) {
-		as_ints(p, n, 1, k);
+	if (d >= 0) {
+		as_ints(p, n, d, k);
+		put_bits(w, (uint64_t)d, 3);
 		put_ints(w, k, n);
 		return;
 	}
@@ -289,7 +304,7 @@ put_head(struct bit_writer *w, const struct series_point *p, size_t n, unsigned 
 			break;
 	}
 	if (flags & FLAG_TIME_MS) {
-		as_ints(p, n, 0, k);
+		as_ints(p, n, -1, k);
 		put_ints(w, k, n);
 	} else {
 		for (size_t i = 0; i < n; i++)
@@ -299,11 +314,11 @@ put_head(struct bit_writer *w, const struct series_point *p, size_t n, unsigned 
 }
 
 static int
-encode_as(const struct series_point *p, size_t n, unsigned flags, uint64_t *k, struct bit_writer *w)
+encode_as(const struct series_point *p, size_t n, unsigned flags, int d, uint64_t *k, struct bit_writer *w)
 {
 	memset(w, 0, sizeof(*w));
 	put_head(w, p, n, flags, k);
-	put_values(w, p, n, (flags & FLAG_VALUE_INT) != 0, k);
+	put_values(w, p, n, (flags & FLAG_VALUE_INT) ? d : -1, k);
 	if (w->failed) {
 		free(w->buf);
 		return -1;
@@ -317,17 +332,21 @@ series_encode(const struct series_point *p, size_t n, unsigned char **out, size_
 	struct bit_writer w, wi;
 	unsigned flags = 0;
 	uint64_t *k;
+	int d;
 
 	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(n * sizeof(*k))) == NULL)
 		return -1;
-	if (as_ints(p, n, 0, k) == 0)
+	if (as_ints(p, n, -1, k) == 0)
 		flags |= FLAG_TIME_MS;
-	if (encode_as(p, n, flags, k, &w) < 0) {
+	if (encode_as(p, n, flags, -1, k, &w) < 0) {
 		free(k);
 		return -1;
 	}
+	/* The fewest decimals that hold every value exactly, if any. */
+	for (d = 0; d <= DECIMALS_MAX && as_ints(p, n, d, k) < 0; d++)
+		;
 	/* Integer values usually code smaller than their XOR, not always (a jumpy count): keep the smaller. */
-	if (as_ints(p, n, 1, k) == 0 && encode_as(p, n, flags | FLAG_VALUE_INT, k, &wi) == 0) {
+	if (d <= DECIMALS_MAX && encode_as(p, n, flags | FLAG_VALUE_INT, d, k, &wi) == 0) {
 		if (wi.bits < w.bits) {
 			free(w.buf);
 			w = wi;
@@ -366,6 +385,7 @@ series_decode(const unsigned char *buf, size_t len, struct series_point **out, s
 	struct series_point *p;
 	uint64_t *k, head = get_bits(&r, 8);
 	size_t m;
+	unsigned d = 0;
 
 	if (r.failed || head >> 4 != CODEC_VERSION || (head & 0xf & ~FLAGS_KNOWN) || get_count(&r, &m) < 0)
 		return -1;
@@ -379,9 +399,11 @@ series_decode(const unsigned char *buf, size_t len, struct series_point **out, s
 	(head & FLAG_TIME_MS ? get_ints : get_xors)(&r, k, m);
 	for (size_t i = 0; i < m; i++)
 		p[i].t = head & FLAG_TIME_MS ? (double)(int64_t)k[i] / 1000.0 : bits_d(k[i]);
+	if ((head & FLAG_VALUE_INT) && (d = (unsigned)get_bits(&r, 3)) > DECIMALS_MAX)
+		goto fail;
 	(head & FLAG_VALUE_INT ? get_ints : get_xors)(&r, k, m);
 	for (size_t i = 0; i < m; i++)
-		p[i].v = head & FLAG_VALUE_INT ? (double)(int64_t)k[i] : bits_d(k[i]);
+		p[i].v = head & FLAG_VALUE_INT ? (double)(int64_t)k[i] / pow10s[d] : bits_d(k[i]);
 	/* Only the zero padding of the last byte may remain. */
 	if (r.failed || r.bits - r.pos >= 8 || get_bits(&r, (unsigned)(r.bits - r.pos)) != 0)
 		goto fail;

@@ -6,8 +6,9 @@
  * change needs, so a regular tick costs one bit of time and a repeated
  * value one bit of value.  Two variants are picked per block when they are
  * exact: times that are whole milliseconds are coded as integers (others as
- * XORed doubles), and values that are all integers (counts, counters) as
- * the delta-of-delta of the integers, which is smaller than their XOR.
+ * XORed doubles), and values that are all integers over one power of ten
+ * up to 10^6 (counts, counters, loads to two decimals) as the
+ * delta-of-delta of those integers, which is smaller than their XOR.
  * Decoding gives back every double bit for bit (NaN payloads, -0, inf).
  * Pure functions: no state, no logging, any thread.
  */

@@ -82,6 +82,26 @@ integer_values(void **state)
 	round_trip(p, 300);
 }
 
+/* Values to two decimals (a load average, jiffies as seconds): integers over 100, a few bits each. */
+static void
+decimal_values(void **state)
+{
+	struct series_point p[60];
+	size_t len;
+
+	(void)state;
+	for (int i = 0; i < 60; i++)
+		p[i] = (struct series_point){1764000000.0 + i, (double)(300 + (i * 7) % 23) / 100.0};
+	len = round_trip(p, 60);
+	assert_true(len < 60 * 2);   /* XOR of these costs ~6 bytes each */
+	p[7].v = -0.0;               /* -0 has no integer form: back to XOR, still exact */
+	round_trip(p, 60);
+	p[7].v = 0.1 + 0.2;          /* not a decimal of 6 places */
+	round_trip(p, 60);
+	p[7].v = 1e-6;
+	round_trip(p, 60);
+}
+
 static void
 irregular_times(void **state)
 {
@@ -173,6 +193,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(special_values),
 		cmocka_unit_test(integer_values),
+		cmocka_unit_test(decimal_values),
 		cmocka_unit_test(irregular_times),
 		cmocka_unit_test(one_point_and_most),
 		cmocka_unit_test(compresses),
