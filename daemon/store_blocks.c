@@ -392,7 +392,7 @@ static int
 apply_maintain(struct store_conn *c, void *arg)
 {
 	const struct maintain *m = arg;
-	double cutoff;
+	double cutoff = 0;
 	size_t rows = 0, blocks = 0;
 	int r;
 
