@@ -152,12 +152,12 @@ sample_window_rows(struct sample_window *w, double t, struct sample *rows)
 }
 
 void
-sample_window_next(struct sample_window *w)
+sample_window_next(struct sample_window *w, double forget_before)
 {
 	size_t i, keep = 0;
 
 	for (i = 0; i < w->n; i++) {
-		if (w->v[i].n == 0)
+		if (w->v[i].n == 0 && !(w->v[i].newest.t >= forget_before))
 			continue;
 		w->v[keep] = w->v[i];
 		w->v[keep].sum = 0;

@@ -51,7 +51,11 @@ int sample_window_add(struct sample_window *w, const struct collector_value *v, 
  * Row names point into the window: valid until the next add or next.
  */
 size_t sample_window_rows(struct sample_window *w, double t, struct sample *rows);
-/* Starts the next window: forgets the series not seen in this one (their job ended). */
-void sample_window_next(struct sample_window *w);
+/*
+ * Starts the next window: forgets the series not seen since forget_before
+ * (their job ended; INFINITY: not seen in this window).  Series sampled
+ * only on detail ticks stay between them, so /metrics keeps showing them.
+ */
+void sample_window_next(struct sample_window *w, double forget_before);
 
 #endif

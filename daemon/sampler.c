@@ -83,7 +83,8 @@ struct sampler {
 	pthread_cond_t cond;
 	bool stop;                       /* under lock */
 	double interval_s;               /* under lock */
-	double tick_interval_s;          /* the sampler thread's copy for this tick */
+	double tick_interval_s;          /* the sampler thread's copies for this tick */
+	double tick_store_s;
 	double store_interval_s;         /* under lock; >= interval_s when used */
 	double discovery_interval_s;     /* under lock */
 	char proc_root[256], sys_root[256], nvml_library[512];
@@ -267,7 +268,7 @@ post_window(struct sampler *s, double now)
 		nb = array_grow(s->batch, &s->batch_cap, s->win.n, sizeof(*nb));
 		if (nb == NULL) {
 			log_warn("%s: realloc", __func__);
-			sample_window_next(&s->win);
+			sample_window_next(&s->win, now - 2 * s->tick_store_s);
 			return;
 		}
 		s->batch = nb;
@@ -276,7 +277,7 @@ post_window(struct sampler *s, double now)
 	r = n > 0 ? store_samples_post(s->app->store, s->batch, n) : STORE_OK;
 	if (r != STORE_OK)
 		log_debug("%s: %zu samples dropped: %s", __func__, n, store_strerror(r));
-	sample_window_next(&s->win);
+	sample_window_next(&s->win, now - 2 * s->tick_store_s);
 }
 
 static json_t *
@@ -403,6 +404,7 @@ tick_intervals(struct sampler *s, double mono)
 	scan = s->discovery_interval_s;
 	pthread_mutex_unlock(&s->lock);
 	s->tick_interval_s = interval;
+	s->tick_store_s = store;
 	/* Set from the sampler's own thread: discovery is not shared. */
 	discovery_set_rescan(s->disc, scan);
 	return s->window_mono == 0 || mono - s->window_mono >= store - interval / 2;

@@ -196,8 +196,14 @@ group_flush(struct store_conn *c, struct group *g)
 	if ((r = group_series(c, g)) != STORE_OK || (r = group_merge_stored(c, g)) != STORE_OK)
 		return r;
 	summarize(g->p, g->n, &all);
-	/* A span holds 600 s of points: more than the codec's maximum only at kHz rates, kept whole. */
-	if (series_encode(g->p, g->n < SERIES_CODEC_MAX_POINTS ? g->n : SERIES_CODEC_MAX_POINTS, &buf, &len) < 0)
+	/* A span holds 600 s of points: more than the codec's maximum only above ~100 Hz; the rest is dropped. */
+	if (g->n > SERIES_CODEC_MAX_POINTS) {
+		log_warnx("%s: series %lld: %zu points in the span at %lld, above %d; the newest are dropped", __func__,
+			  (long long)g->series_id, g->n, (long long)g->t0, SERIES_CODEC_MAX_POINTS);
+		g->n = SERIES_CODEC_MAX_POINTS;
+		summarize(g->p, g->n, &all);
+	}
+	if (series_encode(g->p, g->n, &buf, &len) < 0)
 		return STORE_EIO;
 	if ((put = store_stmt(c, sql_block_put)) == NULL) {
 		free(buf);

@@ -250,7 +250,7 @@ main(int argc, char **argv)
 		gen_cpu += thread_cpu_s() - g0;
 		sample_window_add(&win, vals, nv);
 		n = sample_window_rows(&win, t, rows);
-		sample_window_next(&win);
+		sample_window_next(&win, INFINITY);
 		store_samples_post(st, rows, n);
 		if (k % 60 == 59)
 			store_series_maintain(st, t + 1, 0, true);   /* waits: the writer keeps up, as the daemon's must */

@@ -4,6 +4,7 @@
  * newest value kept for /metrics, series of ended jobs forgotten, and
  * thousands of series found again across windows.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,7 +84,7 @@ next_window_starts_afresh_and_forgets_the_unseen(void **state)
 	tick[0] = val(1, "cpu.cores", 1, 2);
 	tick[1] = val(2, "cpu.cores", 1, 6);
 	sample_window_add(&w, tick, 2);
-	sample_window_next(&w);
+	sample_window_next(&w, INFINITY);
 	/* A window with no values yet stores nothing, but the newest values stay shown. */
 	assert_int_equal(sample_window_rows(&w, 2, rows), 0);
 	assert_int_equal(w.n, 2);
@@ -93,7 +94,7 @@ next_window_starts_afresh_and_forgets_the_unseen(void **state)
 	n = sample_window_rows(&w, 3, rows);
 	assert_int_equal(n, 1);
 	assert_float_equal(rows[0].value, 4, 1e-12);
-	sample_window_next(&w);
+	sample_window_next(&w, INFINITY);
 	assert_int_equal(w.n, 1);
 	assert_true(w.v[0].newest.job_id == 1);
 	/* Job 2's series can come back, found as a new one. */
@@ -133,7 +134,7 @@ repeats_stored_once_a_minute(void **state)
 			else
 				stored_cores++;
 		}
-		sample_window_next(&w);
+		sample_window_next(&w, INFINITY);
 	}
 	/* At 10 s, 70 s (a minute after) and not at 120 s (50 s after). */
 	assert_int_equal(stored_threads, 2);
@@ -179,7 +180,7 @@ many_series_keep_their_identity(void **state)
 			assert_non_null(dot);
 			assert_float_equal(rows[i].value, rows[i].job_id * 100 + atoi(rows[i].name + 1) + pass, 1e-9);
 		}
-		sample_window_next(&w);
+		sample_window_next(&w, INFINITY);
 		assert_int_equal(w.n, n);
 	}
 	sample_window_free(&w);
