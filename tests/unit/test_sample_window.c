@@ -71,6 +71,28 @@ gauges_mean_counters_last(void **state)
 	sample_window_free(&w);
 }
 
+/* A series read on detail ticks only (per-thread figures) is kept between them until unseen that long. */
+static void
+detail_series_kept_until_unseen_long(void **state)
+{
+	struct sample_window w;
+	struct collector_value tick[2];
+
+	(void)state;
+	sample_window_init(&w);
+	tick[0] = val(1, "cpu.cores", 100, 2);
+	tick[1] = val(1, "cpu.busy_threads", 100, 6);
+	sample_window_add(&w, tick, 2);
+	sample_window_next(&w, 100 - 20);
+	sample_window_add(&w, tick, 1);   /* the next tick: no detail */
+	sample_window_next(&w, 101 - 20);
+	assert_int_equal(w.n, 2);
+	assert_string_equal(w.v[1].newest.name, "cpu.busy_threads");
+	sample_window_next(&w, 121 - 20);
+	assert_int_equal(w.n, 0);
+	sample_window_free(&w);
+}
+
 static void
 next_window_starts_afresh_and_forgets_the_unseen(void **state)
 {
@@ -192,6 +214,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(gauges_mean_counters_last),
 		cmocka_unit_test(next_window_starts_afresh_and_forgets_the_unseen),
+		cmocka_unit_test(detail_series_kept_until_unseen_long),
 		cmocka_unit_test(repeats_stored_once_a_minute),
 		cmocka_unit_test(many_series_keep_their_identity),
 	};
