@@ -28,6 +28,7 @@
 #include <sqlite3.h>
 
 #include "sample_window.h"
+#include "series_codec.h"
 #include "store.h"
 #include "store_series.h"
 
@@ -109,6 +110,34 @@ value(struct gen *g, int job, int kind, long k, double dt)
 	default:  /* CPUs allowed: constant */
 		return 32;
 	}
+}
+
+/*
+ * Each value shape alone (--kinds): bytes per point of a ten-minute block
+ * at 1 Hz, every point kept (no repeat rule), the times on the tick grid.
+ */
+static void
+kinds(void)
+{
+	static const char *const names[10] = {"rate (cores used)", "rate (busiest thread)", "constant",
+					      "steps (busy threads)", "RSS in pages", "rate (switches/s)", "constant",
+					      "counter (1/100 s)", "whole percent", "constant"};
+	struct series_point p[STORE_BLOCK_S];
+	struct gen g = {.seed = 7, .rss = {4096.0 * 500000}, .busy = {6}};
+	unsigned char *buf;
+	size_t len;
+
+	printf("{");
+	for (int kind = 0; kind < 10; kind++) {
+		for (int i = 0; i < STORE_BLOCK_S; i++)
+			p[i] = (struct series_point){T0 + i,
+						     value(&g, 0, kind, i, 1.0 + (uniform(&g.seed) - 0.5) * 0.006)};
+		if (series_encode(p, STORE_BLOCK_S, &buf, &len) < 0)
+			return;
+		printf("%s\"%s\": %.3f", kind ? ", " : "", names[kind], (double)len / STORE_BLOCK_S);
+		free(buf);
+	}
+	printf("}\n");
 }
 
 static int
@@ -204,6 +233,10 @@ main(int argc, char **argv)
 			dir = argv[i + 1];
 		else if (strcmp(argv[i], "--long-days") == 0)
 			long_days = atof(argv[i + 1]);
+	}
+	if (argc == 2 && strcmp(argv[1], "--kinds") == 0) {
+		kinds();
+		return 0;
 	}
 	if (jobs < 1 || jobs > 63)
 		return 2;
