@@ -301,7 +301,15 @@ flush_staged(struct store_conn *c, double cutoff, size_t *rows)
 	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "delete flushed samples");
 }
 
-/* The end of the staged time this flush takes: closed spans only, at most FLUSH_MAX_S past the oldest. */
+/*
+ * The end of the staged time this flush takes: spans closed for a whole
+ * span at least, at most FLUSH_MAX_S past the oldest.  Jobs' batches arrive
+ * late by seconds to minutes (a client's last batch, its resend after the
+ * daemon was away): while their span is staged they are a plain insert,
+ * not a block decoded and encoded again; and every point stays a row of
+ * samples for at least STORE_BLOCK_S, which readers of the recent past
+ * (and tests of what a crash keeps) can count on.
+ */
 static int
 flush_cutoff(struct store_conn *c, double now, double *cutoff)
 {
@@ -317,7 +325,7 @@ flush_cutoff(struct store_conn *c, double now, double *cutoff)
 	sqlite3_reset(s);
 	if (rc != SQLITE_ROW)
 		return store_fail(c, rc, "oldest staged sample");
-	*cutoff = floor(now / STORE_BLOCK_S) * STORE_BLOCK_S;
+	*cutoff = floor(now / STORE_BLOCK_S) * STORE_BLOCK_S - STORE_BLOCK_S;
 	if (!isnan(oldest)) {
 		cap = (floor(oldest / STORE_BLOCK_S) + 1) * STORE_BLOCK_S + FLUSH_MAX_S;
 		if (cap < *cutoff)
