@@ -52,7 +52,8 @@ void api_job_metrics(const struct http_request *req, struct http_response *resp)
 		goto done;
 	}
 	r = jobs_ingest(app->jobs,
-			&(struct jobs_batch){id, batch.samples, batch.n, batch.config, batch.stream, batch.seq},
+			&(struct jobs_batch){id, batch.samples, batch.n, batch.config, batch.stream, batch.seq, batch.rank >= 0,
+					     batch.rank},
 			&duplicate, &config);
 	if (r != STORE_OK) {
 		stats_count_ingest(app->stats, 0, true);

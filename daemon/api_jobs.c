@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "jobs.h"
 #include "knobs_env.h"
+#include "node.h"
 #include "store.h"
 #include "validate.h"
 
@@ -117,15 +118,23 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 	char *params = NULL, *knobs = NULL, err[256];
 	struct jobs_caller who;
 	struct job_spec spec;
+	struct job_rank_spec rank;
 	bool adopted = false;
 	int64_t id;
 	int r;
 
 	if (!body)
 		return;
-	if (validate_registration(body, &spec, &params, &knobs, err, sizeof(err)) < 0) {
+	if (validate_registration(body, &spec, &params, &knobs, err, sizeof(err)) < 0 ||
+	    (r = validate_rank(body, &rank, err, sizeof(err))) < 0) {
 		http_reply_error(resp, 400, "bad_request", "%s", err);
 		goto done;
+	}
+	if (r > 0) {
+		/* A rank that does not name its node runs on this one. */
+		if (!rank.node)
+			rank.node = req->app->node ? req->app->node->hostname : "localhost";
+		spec.rank = &rank;
 	}
 	spec.started = clock_now_s();
 	api_caller(req, &who);
@@ -167,7 +176,7 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 
 void api_job_end(const struct http_request *req, struct http_response *resp)
 {
-	json_t *body = NULL, *exit_status;
+	json_t *body = NULL, *exit_status, *rank;
 	struct jobs_caller who;
 	char why[256];
 	int64_t id;
@@ -178,13 +187,21 @@ void api_job_end(const struct http_request *req, struct http_response *resp)
 	if (req->body_len > 0 && !(body = http_parse_json_body(req, resp)))
 		return;
 	exit_status = json_object_get(body, "exit_status");
+	rank = json_object_get(body, "rank");
 	if (exit_status && !json_is_null(exit_status) && !json_is_integer(exit_status)) {
 		http_reply_error(resp, 400, "bad_request", "exit_status: an integer is required");
 		goto done;
 	}
+	if (rank && !json_is_null(rank) &&
+	    (!json_is_integer(rank) || json_integer_value(rank) < 0 || json_integer_value(rank) >= VALIDATE_RANKS_MAX)) {
+		http_reply_error(resp, 400, "bad_request", "rank: the ending rank, an integer 0..%d, is required",
+				 VALIDATE_RANKS_MAX - 1);
+		goto done;
+	}
 	api_caller(req, &who);
-	r = jobs_end(req->app->jobs, &who, id, clock_now_s(), json_is_integer(exit_status),
-		     (int)json_integer_value(exit_status), why, sizeof(why));
+	/* A rank's end ends the job when it was the last rank running here. */
+	r = jobs_end(req->app->jobs, &who, id, json_is_integer(rank) ? (int)json_integer_value(rank) : -1,
+		     clock_now_s(), json_is_integer(exit_status), (int)json_integer_value(exit_status), why, sizeof(why));
 	if (r != STORE_OK) {
 		api_jobs_error(resp, r, why, "end job");
 		goto done;

@@ -3,6 +3,7 @@ DIAG_SOURCES = \
 	daemon/diagnosis.c daemon/diagnosis.h \
 	daemon/diag_sustain.c daemon/diag_sustain.h \
 	daemon/diag_report.c daemon/diag_report.h \
+	daemon/diag_straggler.c daemon/diag_straggler.h \
 	daemon/api_report.c
 
 if HAVE_CMOCKA

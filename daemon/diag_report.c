@@ -9,6 +9,7 @@
  * learned (or its default), never above the CPUs the job may use.
  */
 #include "diag_report.h"
+#include "diag_straggler.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -399,6 +400,68 @@ verdict_json(struct app *app, const struct job_diag *jd, const struct diag_verdi
 	return o;
 }
 
+/* One rank's figures as the straggler rule takes them: means per step. */
+static void
+rank_figures(const struct rank_row *k, struct diag_rank *d)
+{
+	double steps = (double)k->steps;
+
+	*d = (struct diag_rank){.rank = k->rank, .node = k->node, .steps = steps, .step_s = NAN, .comm_s = NAN,
+				.data_s = NAN, .cpu_cores = k->cpu_cores, .wait_cores = k->wait_cores};
+	if (steps > 0) {
+		d->step_s = k->step_s / steps;
+		d->comm_s = k->comm_s / steps;
+		d->data_s = k->data_s / steps;
+	}
+}
+
+/*
+ * A distributed job's ranks in the report (each one's step time and the
+ * share of it spent waiting in collectives) and, when one holds the others
+ * back, the straggler verdict, first: it is what the job waits for.
+ */
+static int
+ranks_report(struct app *app, int64_t id, const struct job_diag *jd, json_t *ranks, json_t *verdicts)
+{
+	struct rank_row *rows = NULL;
+	struct diag_rank *dr;
+	struct diag_straggler s;
+	json_t *v;
+	size_t n = 0, i;
+	int r;
+
+	if ((r = store_job_ranks(app->store, id, &rows, &n)) != STORE_OK || n == 0) {
+		free(rows);
+		return r;
+	}
+	if ((dr = calloc(n, sizeof(*dr))) == NULL) {
+		free(rows);
+		log_warn("%s: calloc", __func__);
+		return STORE_EIO;
+	}
+	for (i = 0; i < n; i++) {
+		rank_figures(&rows[i], &dr[i]);
+		json_array_append_new(ranks, json_pack("{s:i,s:s,s:I,s:o,s:o}", "rank", dr[i].rank, "node", dr[i].node,
+						       "steps", (json_int_t)rows[i].steps, "step_time_s",
+						       isfinite(dr[i].step_s) ? json_real(dr[i].step_s) : json_null(),
+						       "comm_share", dr[i].step_s > 0 ? json_real(dr[i].comm_s / dr[i].step_s)
+										  : json_null()));
+	}
+	if (diag_straggler_find(dr, n, &s)) {
+		v = json_pack("{s:s,s:i,s:s,s:f,s:s,s:f,s:o,s:b,s:{s:f,s:f,s:{s:f,s:f,s:f}},s:s}", "kind", "straggler",
+			      "rank", s.rank, "node", s.node, "slower", s.slower, "cause",
+			      diag_straggler_cause_name(s.cause), "since", jd->from, "until",
+			      jd->running ? json_null() : json_real(jd->to), "active", jd->running, "evidence", "from",
+			      jd->from, "to", jd->to, "figures", "own_step_s", s.own_s, "others_own_step_s",
+			      s.median_own_s, "others_wait_share", s.others_wait_share, "hint", s.hint);
+		if (v != NULL)
+			json_array_insert_new(verdicts, 0, v);
+	}
+	free(dr);
+	free(rows);
+	return STORE_OK;
+}
+
 /* One line a person reads first: the first verdict, or that none holds. */
 static json_t *
 headline(const struct job_diag *jd, const json_t *verdicts, const struct diag_options *o)
@@ -437,7 +500,7 @@ diag_report(struct app *app, int64_t id, json_t **out)
 {
 	struct diag_options o;
 	struct job_diag *jd;
-	json_t *verdicts, *undecided;
+	json_t *verdicts, *undecided, *ranks;
 	size_t i;
 	int r;
 
@@ -459,10 +522,19 @@ diag_report(struct app *app, int64_t id, json_t **out)
 			json_array_append_new(verdicts, verdict_json(app, jd, &jd->v[i]));
 	if (jd->undecided)
 		json_array_append_new(undecided, why_uncounted(app, jd->why));
-	*out = json_pack("{s:I,s:O,s:s,s:f,s:f,s:o,s:o,s:o}", "job", (json_int_t)id, "workload",
+	ranks = json_array();
+	if ((r = ranks_report(app, id, jd, ranks, verdicts)) != STORE_OK) {
+		json_decref(ranks);
+		json_decref(verdicts);
+		json_decref(undecided);
+		json_decref(jd->job);
+		free(jd);
+		return r;
+	}
+	*out = json_pack("{s:I,s:O,s:s,s:f,s:f,s:o,s:o,s:o,s:o}", "job", (json_int_t)id, "workload",
 			 json_object_get(jd->job, "workload"), "state", jd->running ? "running" : "ended", "from",
 			 jd->from, "to", jd->to, "headline", headline(jd, verdicts, &o), "verdicts", verdicts,
-			 "undecided", undecided);
+			 "undecided", undecided, "ranks", ranks);
 	json_decref(jd->job);
 	free(jd);
 	return *out != NULL ? STORE_OK : STORE_EIO;

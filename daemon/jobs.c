@@ -10,14 +10,18 @@
 #include "jobs.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
+#include "diagnosis.h"
 #include "log.h"
 #include "procfs.h"
 #include "store_series.h"
 #include "tuner.h"
+#include "validate.h"
 
 struct jobs {
 	struct store *store;
@@ -164,6 +168,22 @@ static int register_or_adopt(struct jobs *j, const struct jobs_caller *who, cons
 	return store_job_register(j->store, spec, id);
 }
 
+/*
+ * A rank of a distributed job joins the job of its shared id, registered
+ * by whichever rank comes first: the lookup and the insert are one store
+ * transaction (store_job_join), so ranks that start together make one job.
+ */
+static int join(struct jobs *j, const struct jobs_caller *who, const struct job_spec *spec, int64_t *id,
+		bool *adopted, char *why, size_t why_len)
+{
+	int64_t found;
+	int r;
+
+	if ((r = adoptable(j, who, spec->external_id, &found, why, why_len)) != STORE_OK)
+		return r;
+	return store_job_join(j->store, spec, id, adopted);
+}
+
 /* The config a new job starts with: the tuner's choice, or none yet. */
 static json_t *initial_config(struct jobs *j, int64_t id, const struct job_spec *spec, const json_t *knobs)
 {
@@ -173,6 +193,19 @@ static json_t *initial_config(struct jobs *j, int64_t id, const struct job_spec 
 		config = tuner_job_start(j->tuner, id, spec->workload, spec->params_json,
 					 spec->objective ? spec->objective : "throughput", knobs);
 	return config ? config : json_object();
+}
+
+/* The config a job runs now, as stored: what a duplicate batch is answered with. */
+static json_t *stored_config(struct jobs *j, int64_t id)
+{
+	json_t *job = NULL, *config;
+
+	if (store_job_get(j->store, id, &job) != STORE_OK)
+		return json_object();
+	config = json_object_get(job, "config");
+	config = json_is_object(config) ? json_incref(config) : json_object();
+	json_decref(job);
+	return config;
 }
 
 int jobs_register(struct jobs *j, const struct jobs_caller *who, struct job_spec *spec, const json_t *knobs,
@@ -195,8 +228,17 @@ int jobs_register(struct jobs *j, const struct jobs_caller *who, struct job_spec
 		spec->uid = owner;
 	}
 	spec->source = spec->external_id && strncmp(spec->external_id, "slurm:", 6) == 0 ? "slurm" : "registered";
-	if ((r = register_or_adopt(j, who, spec, id, adopted, why, why_len)) != STORE_OK)
+	if (spec->rank != NULL)
+		r = join(j, who, spec, id, adopted, why, why_len);
+	else
+		r = register_or_adopt(j, who, spec, id, adopted, why, why_len);
+	if (r != STORE_OK)
 		return r;
+	if (spec->rank != NULL && *adopted) {
+		/* The job's config is chosen once, when it starts: every rank runs the same. */
+		*config = stored_config(j, *id);
+		return STORE_OK;
+	}
 	*config = initial_config(j, *id, spec, knobs);
 	text = json_dumps(*config, JSON_COMPACT | JSON_SORT_KEYS);
 	r = text ? store_job_set_config(j->store, *id, text) : STORE_OK;
@@ -219,19 +261,24 @@ int jobs_register_found(struct jobs *j, struct job_spec *spec, int64_t first_pid
 	return store_job_register(j->store, spec, id);
 }
 
-int jobs_end(struct jobs *j, const struct jobs_caller *who, int64_t id, double when, bool has_exit,
+int jobs_end(struct jobs *j, const struct jobs_caller *who, int64_t id, int rank, double when, bool has_exit,
 	     int exit_status, char *why, size_t why_len)
 {
 	struct job_brief b;
+	bool ended = true;
 	int r;
 
 	if ((r = store_job_brief(j->store, id, &b)) != STORE_OK)
 		return r;
 	if (!may_change(who, &b, why, why_len))
 		return JOBS_EFORBIDDEN;
-	if ((r = store_job_end(j->store, id, when, has_exit, exit_status)) != STORE_OK)
+	if (rank >= 0)
+		r = store_rank_end(j->store, id, rank, when, has_exit, exit_status, &ended);
+	else
+		r = store_job_end(j->store, id, when, has_exit, exit_status);
+	if (r != STORE_OK)
 		return r;
-	if (j->tuner)
+	if (ended && j->tuner)
 		tuner_job_end(j->tuner, id);
 	return STORE_OK;
 }
@@ -264,34 +311,11 @@ int jobs_may_ingest(struct jobs *j, const struct jobs_caller *who, int64_t id, c
 	return STORE_OK;
 }
 
-/* The config a job runs now, as stored: what a duplicate batch is answered with. */
-static json_t *stored_config(struct jobs *j, int64_t id)
-{
-	json_t *job = NULL, *config;
-
-	if (store_job_get(j->store, id, &job) != STORE_OK)
-		return json_object();
-	config = json_object_get(job, "config");
-	config = json_is_object(config) ? json_incref(config) : json_object();
-	json_decref(job);
-	return config;
-}
-
-int jobs_ingest(struct jobs *j, const struct jobs_batch *b, bool *duplicate, json_t **config)
+/* The config the tuner answered (or the one reported) becomes the job's when it differs. */
+static void keep_config(struct jobs *j, const struct jobs_batch *b, json_t **config)
 {
 	char *text;
-	int r;
 
-	*config = NULL;
-	r = store_samples_write_once(j->store, b->id, b->stream, b->seq, b->samples, b->n, duplicate);
-	if (r != STORE_OK)
-		return r;
-	if (*duplicate) {
-		*config = stored_config(j, b->id);
-		return STORE_OK;
-	}
-	if (j->tuner)
-		*config = tuner_job_observe(j->tuner, b->id, b->samples, b->n, b->config);
 	if (!*config)
 		*config = b->config ? json_deep_copy(b->config) : json_object();
 	if (!b->config || !json_equal(*config, b->config)) {
@@ -301,6 +325,177 @@ int jobs_ingest(struct jobs *j, const struct jobs_batch *b, bool *duplicate, jso
 			store_job_set_config(j->store, b->id, text);
 		free(text);
 	}
+}
+
+/* The CPU and CPU-wait seconds of all threads of process pid so far; -1 when it is gone. */
+static int process_cpu(const struct jobs *j, int64_t pid, double *cpu_s, double *wait_s)
+{
+	char dir[300], buf[256];
+	struct procfs_schedstat ss;
+	pid_t *tids = NULL;
+	ssize_t n, i;
+
+	snprintf(dir, sizeof(dir), "%s/%lld/task", j->proc_root, (long long)pid);
+	if ((n = procfs_list_ids(dir, &tids)) <= 0) {
+		free(tids);
+		return -1;
+	}
+	*cpu_s = *wait_s = 0;
+	for (i = 0; i < n; i++)
+		if (procfs_readf(buf, sizeof(buf), "%s/%d/schedstat", dir, (int)tids[i]) >= 0 &&
+		    procfs_parse_schedstat(buf, &ss) == 0) {
+			*cpu_s += (double)ss.cpu_ns / 1e9;
+			*wait_s += (double)ss.wait_ns / 1e9;
+		}
+	free(tids);
+	return 0;
+}
+
+/*
+ * What a rank's batch adds to its row: its steps (step_time_s), the time
+ * waiting in collectives (comm_wait_s, which the client times per step),
+ * in data phases, and its newest throughput; and what the daemon reads of
+ * its process now.
+ */
+static void rank_summary(const struct jobs *j, const struct jobs_batch *b, int64_t pid, struct rank_report *r)
+{
+	double newest = -1;
+	size_t i;
+
+	*r = (struct rank_report){.job_id = b->id, .rank = b->rank, .samples_per_s = NAN};
+	for (i = 0; i < b->n; i++) {
+		const struct sample *s = &b->samples[i];
+		r->t = s->t > r->t ? s->t : r->t;
+		if (strcmp(s->name, "step_time_s") == 0) {
+			r->steps++;
+			r->step_s += s->value;
+		} else if (strcmp(s->name, "comm_wait_s") == 0) {
+			r->comm_s += s->value;
+		} else if (strcmp(s->name, "phase_time_s") == 0 && diag_phase_class(s->phase) == DIAG_PHASE_DATA) {
+			r->data_s += s->value;
+		} else if (strcmp(s->name, "samples_per_s") == 0 && s->t >= newest) {
+			newest = s->t;
+			r->samples_per_s = s->value;
+		}
+	}
+	if (pid > 0 && process_cpu(j, pid, &r->cpu_s, &r->wait_s) == 0) {
+		r->has_cpu = true;
+		r->t_mono = clock_mono_s();
+	}
+}
+
+/* The latest throughput of the job's other running ranks, summed, and rank's pid. */
+static void other_ranks(struct jobs *j, int64_t id, int rank, double *others, int64_t *pid)
+{
+	struct rank_row *v = NULL;
+	size_t n = 0, i;
+
+	*others = 0;
+	*pid = 0;
+	if (store_job_ranks(j->store, id, &v, &n) != STORE_OK)
+		return;
+	for (i = 0; i < n; i++) {
+		if (v[i].rank == rank)
+			*pid = v[i].pid;
+		else if (v[i].running && isfinite(v[i].samples_per_s))
+			*others += v[i].samples_per_s;
+	}
+	free(v);
+}
+
+/*
+ * A rank's samples as the job stores them.  Rank 0 speaks for the job: its
+ * samples_per_s becomes the job's global throughput (its own plus the
+ * latest of every other running rank, so each sample is counted once);
+ * other ranks' samples are kept as their own series, "rank<N>.<name>"
+ * (a name that would pass 64 bytes so is dropped).  names holds the new
+ * names; *out the copy (free it).
+ */
+static int rank_samples(const struct jobs_batch *b, double others, struct sample **out, size_t *n, char **names)
+{
+	struct sample *v = b->n ? calloc(b->n, sizeof(*v)) : NULL;
+	char *p = b->n ? calloc(b->n, VALIDATE_NAME_MAX + 1) : NULL;
+	size_t i, k = 0;
+
+	*out = v;
+	*names = p;
+	*n = 0;
+	if (b->n && (!v || !p)) {
+		log_warn("%s: calloc", __func__);
+		return STORE_EIO;
+	}
+	for (i = 0; i < b->n; i++) {
+		v[k] = b->samples[i];
+		if (b->rank == 0) {
+			if (strcmp(v[k].name, "samples_per_s") == 0)
+				v[k].value += others;
+		} else {
+			char *name = p + i * (VALIDATE_NAME_MAX + 1);
+			int len = snprintf(name, VALIDATE_NAME_MAX + 1, "rank%d.%s", b->rank, v[k].name);
+			if (len < 0 || len > VALIDATE_NAME_MAX)
+				continue;
+			v[k].name = name;
+		}
+		k++;
+	}
+	*n = k;
+	return STORE_OK;
+}
+
+/*
+ * A rank's batch (see jobs_ingest): stored as rank_samples says, added to
+ * the rank's row, and shown to the tuner only from rank 0, whose figures
+ * are the job's.  The rank row is written after the samples commit: a
+ * failure between loses one batch's share of the rank's means, no sample.
+ */
+static int ingest_rank(struct jobs *j, const struct jobs_batch *b, bool *duplicate, json_t **config)
+{
+	struct jobs_batch own = *b;
+	struct rank_report rep;
+	struct sample *v;
+	char *names;
+	double others;
+	int64_t pid;
+	int r;
+
+	other_ranks(j, b->id, b->rank, &others, &pid);
+	if ((r = rank_samples(b, others, &v, &own.n, &names)) == STORE_OK) {
+		own.samples = v;
+		r = store_samples_write_once(j->store, b->id, b->stream, b->seq, v, own.n, duplicate);
+	}
+	if (r == STORE_OK && !*duplicate) {
+		rank_summary(j, b, pid, &rep);
+		store_rank_report(j->store, &rep);
+		if (b->rank == 0) {
+			if (j->tuner)
+				*config = tuner_job_observe(j->tuner, b->id, v, own.n, b->config);
+			keep_config(j, b, config);
+		}
+	}
+	free(v);
+	free(names);
+	if (r == STORE_OK && !*config)
+		*config = stored_config(j, b->id);
+	return r;
+}
+
+int jobs_ingest(struct jobs *j, const struct jobs_batch *b, bool *duplicate, json_t **config)
+{
+	int r;
+
+	*config = NULL;
+	if (b->has_rank)
+		return ingest_rank(j, b, duplicate, config);
+	r = store_samples_write_once(j->store, b->id, b->stream, b->seq, b->samples, b->n, duplicate);
+	if (r != STORE_OK)
+		return r;
+	if (*duplicate) {
+		*config = stored_config(j, b->id);
+		return STORE_OK;
+	}
+	if (j->tuner)
+		*config = tuner_job_observe(j->tuner, b->id, b->samples, b->n, b->config);
+	keep_config(j, b, config);
 	return STORE_OK;
 }
 

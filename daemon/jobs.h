@@ -80,8 +80,12 @@ int jobs_register(struct jobs *j, const struct jobs_caller *who, struct job_spec
  */
 int jobs_register_found(struct jobs *j, struct job_spec *spec, int64_t first_pid, int64_t *id);
 
-/* Ends job id for caller who: JOBS_EFORBIDDEN, STORE_ENOTFOUND, or STORE_OK. */
-int jobs_end(struct jobs *j, const struct jobs_caller *who, int64_t id, double when, bool has_exit,
+/*
+ * Ends job id for caller who: JOBS_EFORBIDDEN, STORE_ENOTFOUND, or STORE_OK.
+ * rank >= 0: ends that rank of a distributed job, and the job only when it
+ * was its last rank running here (STORE_ENOTFOUND: no such rank).
+ */
+int jobs_end(struct jobs *j, const struct jobs_caller *who, int64_t id, int rank, double when, bool has_exit,
 	     int exit_status, char *why, size_t why_len);
 /* Discovery saw the last process of job id go: ends it (the tuner is told). */
 int jobs_end_gone(struct jobs *j, int64_t id, double when);
@@ -100,10 +104,15 @@ struct jobs_batch {
 	const json_t *config;    /* what the job ran with, or NULL */
 	const char *stream;      /* the sender's stream name; "" when it gave none */
 	int64_t seq;             /* > 0: the stream's batch number; 0: none (stored every time) */
+	bool has_rank;           /* sent by a rank of a distributed job: */
+	int rank;                /* ... this one */
 };
 
 /*
- * Stores a batch (one transaction) and shows it to the tuner.  A batch whose
+ * Stores a batch (one transaction) and shows it to the tuner.  A rank's
+ * batch (has_rank) also adds to the rank's figures; rank 0's throughput
+ * becomes the job's global one, other ranks' samples their own series
+ * ("rank<N>.<name>"), and only rank 0's are shown to the tuner.  A batch whose
  * seq is not above the highest stored for (job, stream) was stored before:
  * nothing is stored or counted and *duplicate is set.  *config: a new
  * reference to the config the job should run from now on.

@@ -13,6 +13,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/migrations.h \
 	daemon/store.c daemon/store.h daemon/store_internal.h \
 	daemon/store_jobs.c \
+	daemon/store_ranks.c \
 	daemon/store_samples.c \
 	daemon/series_codec.c daemon/series_codec.h \
 	daemon/http.c daemon/http.h \

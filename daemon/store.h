@@ -64,6 +64,16 @@ size_t store_queue_depth(struct store *st);
 int store_node_save(struct store *st, const char *hostname, const char *hw_class, const char *topology_json);
 
 /* ---- jobs ---- */
+
+/* One rank of a distributed job, as it joins (store_ranks.c). */
+struct job_rank_spec {
+	int rank;                  /* 0 .. world_size-1 */
+	int local_rank;            /* on its node; -1: not said */
+	int world_size;            /* ranks in the whole job */
+	int nodes;                 /* nodes the job spans; 0: not said */
+	const char *node;          /* the rank's node (hostname) */
+};
+
 struct job_spec {
 	const char *workload;      /* name */
 	const char *params_json;   /* canonical JSON object (sorted keys) */
@@ -78,6 +88,7 @@ struct job_spec {
 	const char *source;        /* registered|slurm|discovered */
 	const char *command;       /* command line, or NULL */
 	double started;            /* unix seconds */
+	const struct job_rank_spec *rank;  /* a rank of a distributed job (external_id set), or NULL */
 };
 
 int store_job_register(struct store *st, const struct job_spec *spec, int64_t *id_out);
@@ -93,6 +104,50 @@ int store_job_adopt(struct store *st, int64_t id, const struct job_spec *spec);
  * its end time and records an exit status it did not have yet.
  */
 int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status);
+/*
+ * A rank joins its distributed job: in one transaction, the running job of
+ * spec->external_id is found, or registered when there is none, and the
+ * rank's row (spec->rank) is written, so ranks that start together make one
+ * job.  Rank 0 joining a job another rank registered takes over its
+ * workload, pid, objective, knobs and command (as store_job_adopt does).
+ * *adopted: the job was there before.
+ */
+int store_job_join(struct store *st, const struct job_spec *spec, int64_t *id_out, bool *adopted);
+/*
+ * Ends one rank (exit status recorded); when it was the last running rank
+ * of the job on this node, ends the job too, with the first failing rank's
+ * status (0 when none failed): *job_ended says so.
+ */
+int store_rank_end(struct store *st, int64_t id, int rank, double ended, bool has_exit, int exit_status,
+		   bool *job_ended);
+
+/* What one batch of a rank adds to its row. */
+struct rank_report {
+	int64_t job_id;
+	int rank;
+	double t;                  /* the batch's newest sample */
+	int steps;
+	double step_s, comm_s, data_s;  /* sums over the batch's steps */
+	double samples_per_s;      /* the rank's newest throughput; NAN: none */
+	bool has_cpu;              /* the daemon read the rank's process (below) */
+	double cpu_s, wait_s, t_mono;   /* its CPU and CPU-wait seconds, at monotonic time t_mono */
+};
+int store_rank_report(struct store *st, const struct rank_report *r);
+
+/* One rank's row, read back: sums as stored; NAN where not measured. */
+struct rank_row {
+	int rank, local_rank;      /* local_rank -1: not said */
+	char node[128];
+	int64_t pid;
+	bool running;
+	double joined;
+	int64_t steps;
+	double step_s, comm_s, data_s, samples_per_s;
+	double cpu_cores, wait_cores;   /* means since its first report; NAN: fewer than two reads */
+};
+/* The ranks of job id in rank order into a malloc'd *out (*n may be 0). */
+int store_job_ranks(struct store *st, int64_t id, struct rank_row **out, size_t *n);
+
 /* Replaces the job's current config (JSON object). */
 int store_job_set_config(struct store *st, int64_t id, const char *config_json);
 /* state: "running", "ended" or "all".  *out: a JSON array. */

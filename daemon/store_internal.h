@@ -56,6 +56,12 @@ void store_jobs_changed(struct store *st);
  */
 int store_post(struct store *st, store_apply_fn fn, void *arg, void (*free_arg)(void *));
 
+struct job_spec;
+/* store_ranks.c: writes spec->rank's row for job id and the job's world size (writer thread). */
+int store_rank_insert(struct store_conn *c, int64_t id, const struct job_spec *spec);
+/* store_ranks.c: sets job's "ranks" (its rows, JSON) and "ranks_elsewhere" (world size less those). */
+int store_ranks_json(struct store_conn *c, int64_t id, json_t *job);
+
 /* Borrows a read connection (blocks while all are in use); give it back. */
 struct store_conn *store_reader(struct store *st);
 void store_reader_done(struct store *st, struct store_conn *c);

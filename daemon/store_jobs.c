@@ -3,6 +3,7 @@
  * workload on first sight), ending, the current config, and the JSON views
  * that /api/v1/jobs answers with.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +34,17 @@ static const char sql_job_adopt[] =
 static const char sql_job_end[] =
 	"UPDATE jobs SET state = 'ended', ended = coalesce(ended, ?2), exit_status = coalesce(exit_status, ?3) "
 	"WHERE id = ?1";
+static const char sql_job_find_running_external[] =
+	"SELECT id FROM jobs WHERE external_id = ?1 AND state = 'running' ORDER BY id DESC LIMIT 1";
+/* A job's end is its ranks' end too. */
+static const char sql_job_end_ranks[] = "UPDATE job_ranks SET state = 'ended' WHERE job_id = ?1 AND state = 'running'";
 static const char sql_job_exists[] = "SELECT 1 FROM jobs WHERE id = ?1";
 static const char sql_job_set_config[] = "UPDATE jobs SET config = ?2 WHERE id = ?1";
 
 #define JOB_COLUMNS                                                                          \
 	"j.id, w.name, w.params, j.external_id, j.pid, j.uid, j.state, j.objective, j.knobs, " \
-	"j.config, j.source, j.command, j.started, j.ended, j.exit_status, w.hw_class "
+	"j.config, j.source, j.command, j.started, j.ended, j.exit_status, w.hw_class, "                  \
+	"coalesce(j.world_size, 1), j.nodes "
 static const char sql_jobs_running[] =
 	"SELECT " JOB_COLUMNS "FROM jobs j JOIN workloads w ON w.id = j.workload_id "
 	"WHERE j.state = 'running' ORDER BY j.id DESC LIMIT 1000";
@@ -217,6 +223,60 @@ int store_job_adopt(struct store *st, int64_t id, const struct job_spec *spec)
 	return r;
 }
 
+struct job_join {
+	const struct job_spec *spec;
+	int64_t id;
+	bool adopted;
+};
+
+/*
+ * Find or register, and the rank's row, in the writer's one transaction:
+ * no other registration runs between the lookup and the insert.
+ */
+static int apply_job_join(struct store_conn *c, void *arg)
+{
+	struct job_join *jj = arg;
+	sqlite3_stmt *s = store_stmt(c, sql_job_find_running_external);
+	struct job_insert ji = {jj->spec, 0};
+	int rc;
+
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_text(s, 1, jj->spec->external_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		ji.id = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(c, rc, "find job by external id");
+	jj->adopted = ji.id > 0;
+	if (!jj->adopted)
+		rc = apply_job_register(c, &ji);
+	else if (jj->spec->rank->rank == 0)
+		rc = apply_job_adopt(c, &ji);
+	else
+		rc = STORE_OK;
+	if (rc != STORE_OK)
+		return rc;
+	jj->id = ji.id;
+	return store_rank_insert(c, ji.id, jj->spec);
+}
+
+int store_job_join(struct store *st, const struct job_spec *spec, int64_t *id_out, bool *adopted)
+{
+	struct job_join jj = {spec, 0, false};
+	int r;
+
+	assert(spec->rank != NULL && spec->external_id != NULL);
+	r = store_write(st, apply_job_join, &jj);
+	if (r == STORE_OK) {
+		*id_out = jj.id;
+		*adopted = jj.adopted;
+		store_jobs_changed(st);
+	}
+	return r;
+}
+
 struct job_end {
 	int64_t id;
 	double ended;
@@ -245,7 +305,10 @@ static int apply_job_end(struct store_conn *c, void *arg)
 	sqlite3_bind_double(s, 2, e->ended);
 	if (e->has_exit)
 		sqlite3_bind_int(s, 3, e->exit_status);
-	return step_done(c, s, "end job");
+	if ((rc = step_done(c, s, "end job")) != STORE_OK || (s = store_stmt(c, sql_job_end_ranks)) == NULL)
+		return rc != STORE_OK ? rc : STORE_EIO;
+	sqlite3_bind_int64(s, 1, e->id);
+	return step_done(c, s, "end job's ranks");
 }
 
 int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status)
@@ -337,6 +400,9 @@ static json_t *job_row_json(sqlite3_stmt *s)
 	json_object_set_new(j, "exit_status", sqlite3_column_type(s, 14) == SQLITE_NULL
 						      ? json_null() : json_integer(sqlite3_column_int(s, 14)));
 	json_object_set_new(j, "hw_class", store_col_text(s, 15));
+	json_object_set_new(j, "world_size", json_integer(sqlite3_column_int64(s, 16)));
+	json_object_set_new(j, "nodes", sqlite3_column_type(s, 17) == SQLITE_NULL
+						? json_null() : json_integer(sqlite3_column_int64(s, 17)));
 	return j;
 }
 
@@ -373,6 +439,8 @@ int store_jobs_list(struct store *st, const char *state, json_t **out)
 	for (size_t i = 0; r == STORE_OK && i < json_array_size(arr); i++) {
 		json_t *job = json_array_get(arr, i);
 		r = job_latest_json(c, json_integer_value(json_object_get(job, "id")), job);
+		if (r == STORE_OK)
+			r = store_ranks_json(c, json_integer_value(json_object_get(job, "id")), job);
 	}
 	store_reader_done(st, c);
 	if (r != STORE_OK) {
@@ -463,6 +531,8 @@ int store_job_get(struct store *st, int64_t id, json_t **out)
 		r = job_phases_json(c, id, job);
 	if (r == STORE_OK)
 		r = job_latest_json(c, id, job);
+	if (r == STORE_OK)
+		r = store_ranks_json(c, id, job);
 	store_reader_done(st, c);
 	if (r != STORE_OK) {
 		json_decref(job);

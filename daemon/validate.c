@@ -103,12 +103,19 @@ int validate_ingest(const json_t *body, int64_t job_id, const struct ingest_limi
 
 	json_object_foreach((json_t *)body, key, v) {
 		if (strcmp(key, "samples") != 0 && strcmp(key, "config") != 0 && strcmp(key, "seq") != 0 &&
-		    strcmp(key, "stream") != 0)
-			return snprintf(err, errlen, "%s: unknown field (expected samples, config, seq, stream)", key),
-			       -1;
+		    strcmp(key, "stream") != 0 && strcmp(key, "rank") != 0)
+			return snprintf(err, errlen, "%s: unknown field (expected samples, config, seq, stream, rank)",
+					key), -1;
 	}
 	if (sequence_from_json(body, out, err, errlen) < 0)
 		return -1;
+	out->rank = -1;
+	if ((v = json_object_get(body, "rank")) != NULL && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= VALIDATE_RANKS_MAX)
+			return snprintf(err, errlen, "rank: an integer 0..%d (the sender's rank) is required",
+					VALIDATE_RANKS_MAX - 1), -1;
+		out->rank = (int)json_integer_value(v);
+	}
 	if (!json_is_array(samples))
 		return snprintf(err, errlen, "samples: an array is required"), -1;
 	n = json_array_size(samples);
@@ -185,6 +192,58 @@ static int check_knobs(const json_t *knobs, char *err, size_t errlen)
 	return 0;
 }
 
+/* An optional integer member key of o in [min, max]: 0 (absent: *out untouched) or -1 with err set. */
+static int opt_int(const json_t *o, const char *key, json_int_t min, json_int_t max, int *out, char *err,
+		   size_t errlen)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+		return snprintf(err, errlen, "rank.%s: an integer %lld..%lld is required", key, (long long)min,
+				(long long)max), -1;
+	*out = (int)json_integer_value(v);
+	return 0;
+}
+
+int validate_rank(const json_t *body, struct job_rank_spec *out, char *err, size_t errlen)
+{
+	const json_t *rank = json_object_get(body, "rank"), *node;
+	const char *key;
+	json_t *v;
+
+	if (!rank || json_is_null(rank))
+		return 0;
+	if (!json_is_object(rank))
+		return snprintf(err, errlen, "rank: an object {rank, world_size, local_rank, node, nodes} is required"),
+		       -1;
+	json_object_foreach((json_t *)rank, key, v) {
+		if (strcmp(key, "rank") != 0 && strcmp(key, "world_size") != 0 && strcmp(key, "local_rank") != 0 &&
+		    strcmp(key, "node") != 0 && strcmp(key, "nodes") != 0)
+			return snprintf(err, errlen, "rank.%.64s: unknown field", key), -1;
+	}
+	*out = (struct job_rank_spec){.rank = -1, .local_rank = -1, .world_size = 0};
+	if (opt_int(rank, "world_size", 1, VALIDATE_RANKS_MAX, &out->world_size, err, errlen) < 0 ||
+	    opt_int(rank, "rank", 0, VALIDATE_RANKS_MAX - 1, &out->rank, err, errlen) < 0 ||
+	    opt_int(rank, "local_rank", 0, VALIDATE_RANKS_MAX - 1, &out->local_rank, err, errlen) < 0 ||
+	    opt_int(rank, "nodes", 1, VALIDATE_RANKS_MAX, &out->nodes, err, errlen) < 0)
+		return -1;
+	if (out->world_size == 0 || out->rank < 0)
+		return snprintf(err, errlen, "rank: rank and world_size are required"), -1;
+	if (out->rank >= out->world_size)
+		return snprintf(err, errlen, "rank.rank: %d is not below world_size %d", out->rank, out->world_size), -1;
+	node = json_object_get(rank, "node");
+	if (node && !json_is_null(node) &&
+	    (!json_is_string(node) || !validate_label(json_string_value(node), VALIDATE_NODE_MAX)))
+		return snprintf(err, errlen, "rank.node: a host name of 1..%d printable bytes is required",
+				VALIDATE_NODE_MAX), -1;
+	out->node = json_is_string(node) ? json_string_value(node) : NULL;
+	if (!json_is_string(json_object_get(body, "external_id")))
+		return snprintf(err, errlen, "rank: external_id, the id all ranks of the job share, is required"), -1;
+	return 1;
+}
+
 static const char *opt_string(const json_t *body, const char *key, size_t max, char *err, size_t errlen, int *bad)
 {
 	const json_t *v = json_object_get(body, key);
@@ -203,7 +262,7 @@ int validate_registration(const json_t *body, struct job_spec *spec, char **para
 			  char **knobs_json, char *err, size_t errlen)
 {
 	static const char *const known[] = {"workload", "params", "pid", "external_id", "knobs",
-					    "objective", "command", NULL};
+					    "objective", "command", "rank", NULL};
 	const json_t *params = json_object_get(body, "params"), *pid = json_object_get(body, "pid");
 	const json_t *knobs = json_object_get(body, "knobs");
 	const char *key;

@@ -14,6 +14,8 @@
 
 #define VALIDATE_NAME_MAX 64
 #define VALIDATE_WORKLOAD_MAX 128
+#define VALIDATE_RANKS_MAX 65536   /* ranks of one job */
+#define VALIDATE_NODE_MAX 127      /* a node's host name */
 
 struct ingest_limits {
 	size_t max_samples;
@@ -28,6 +30,7 @@ struct ingest_batch {
 	const json_t *config;   /* the config the job reports, or NULL */
 	const char *stream;     /* the sender's stream name; "" when none (points into the body) */
 	int64_t seq;            /* the batch's number in its stream, > 0; 0: not numbered */
+	int rank;               /* the sending rank of a distributed job; -1: none */
 };
 
 /* [a-z0-9_.]{1,64} */
@@ -47,5 +50,13 @@ void ingest_batch_free(struct ingest_batch *b);
  */
 int validate_registration(const json_t *body, struct job_spec *spec, char **params_canon,
 			  char **knobs_json, char *err, size_t errlen);
+
+/*
+ * The "rank" object of a registration (a rank of a distributed job joining
+ * it): 1 with out filled (node pointing into body, NULL when not given), 0
+ * when there is none, -1 with err set.  It needs the job's shared
+ * external_id beside it.
+ */
+int validate_rank(const json_t *body, struct job_rank_spec *out, char *err, size_t errlen);
 
 #endif

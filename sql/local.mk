@@ -5,7 +5,8 @@ MIGRATIONS = \
 	sql/003_tuner.sql \
 	sql/004_phase_index.sql \
 	sql/006_ingest_seq.sql \
-	sql/007_series_blocks.sql
+	sql/007_series_blocks.sql \
+	sql/009_ranks.sql
 
 EXTRA_DIST += $(MIGRATIONS) build-aux/sql2c.sh
 BUILT_SOURCES += daemon/migrations.c

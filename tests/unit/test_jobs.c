@@ -197,9 +197,9 @@ static void adoption_keeps_the_owner(void **state)
 	assert_true(adopted && again == first && brief(f, first).uid == ALICE);
 	assert_int_equal(reg(f, &alice, 100, "slurm:777", &again, &adopted), STORE_OK);
 	assert_true(adopted && again == first && brief(f, first).uid == ALICE);
-	assert_int_equal(jobs_end(f->jobs, &bob, first, 1700000001.0, false, 0, why, sizeof(why)), JOBS_EFORBIDDEN);
+	assert_int_equal(jobs_end(f->jobs, &bob, first, -1, 1700000001.0, false, 0, why, sizeof(why)), JOBS_EFORBIDDEN);
 	assert_non_null(strstr(why, "uid 1000"));
-	assert_int_equal(jobs_end(f->jobs, &alice, first, 1700000001.0, true, 0, why, sizeof(why)), STORE_OK);
+	assert_int_equal(jobs_end(f->jobs, &alice, first, -1, 1700000001.0, true, 0, why, sizeof(why)), STORE_OK);
 	assert_false(brief(f, first).running);
 }
 
@@ -262,7 +262,7 @@ static void a_numbered_batch_is_stored_once(void **state)
 	assert_int_equal(count(f, rows, id), 10);
 	assert_int_equal(jobs_may_ingest(f->jobs, &bob, id, why, sizeof(why)), JOBS_EFORBIDDEN);
 	assert_int_equal(jobs_may_ingest(f->jobs, &alice, id, why, sizeof(why)), STORE_OK);
-	assert_int_equal(jobs_end(f->jobs, &root, id, 1700000002.0, false, 0, why, sizeof(why)), STORE_OK);
+	assert_int_equal(jobs_end(f->jobs, &root, id, -1, 1700000002.0, false, 0, why, sizeof(why)), STORE_OK);
 	assert_int_equal(jobs_may_ingest(f->jobs, &alice, id, why, sizeof(why)), JOBS_EENDED);
 }
 

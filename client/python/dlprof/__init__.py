@@ -40,7 +40,9 @@ def session(workload=None, params=None, url=None, socket=None, knobs=None, objec
     options: interval (seconds between flushes, 1.0), timeout (seconds per
     request, 2.0), end_job (end the job on exit; default: when this session
     registered it, not when it reuses DLPROF_JOB), token (bearer token;
-    default DLPROF_TOKEN).
+    default DLPROF_TOKEN), rank, world_size, local_rank (this process's
+    place in a distributed job, when neither the environment nor an
+    initialised torch.distributed says it: see dlprof._dist).
     """
     return Session(workload=workload, params=params, url=url, socket=socket, knobs=knobs,
                    objective=objective, **options)

@@ -67,7 +67,7 @@ class Reporter:
     """See the module comment.  on_config(config) runs in the calling thread."""
 
     def __init__(self, transport, buffer, on_config, registration=None, job_id=None,
-                 end_job=True, interval=1.0):
+                 end_job=True, interval=1.0, rank=None):
         self.transport = transport
         self.buffer = buffer
         self.on_config = on_config
@@ -75,6 +75,7 @@ class Reporter:
         self.job_id = job_id                   # written by the reporter thread (before start, the job's)
         self.env = None                        # the variables the registration answer served
         self.end_job = end_job
+        self.rank = rank                       # this process's rank in a distributed job, or None
         self.disabled = False                  # nothing will ever be accepted
         self.health = Health(transport.endpoint)
         self.max_batch = MAX_BATCH
@@ -234,6 +235,8 @@ class Reporter:
             self._seq += 1
             body = {"samples": [s for _, s in run], "config": config,
                     "seq": self._seq, "stream": self._stream}
+            if self.rank is not None:
+                body["rank"] = self.rank
             if not self._post(body, run, items[sent + len(run):]):
                 return False
             sent += len(run)
@@ -287,8 +290,10 @@ class Reporter:
         if self.job_id is None or not self.end_job or self.disabled:
             return
         try:
-            self.transport.request("POST", "/api/v1/jobs/%d/end" % self.job_id,
-                                   {"exit_status": self._exit_status})
+            body = {"exit_status": self._exit_status}
+            if self.rank is not None:
+                body["rank"] = self.rank      # the job ends with its last rank
+            self.transport.request("POST", "/api/v1/jobs/%d/end" % self.job_id, body)
         except Unreachable as exc:
             self.health.failed(exc)
         except ApiError as exc:

@@ -22,6 +22,7 @@ import weakref
 
 from ._apply import Applier, threads_for
 from ._buffer import RESERVED, Buffer, as_value, valid_label, valid_name
+from ._dist import CommTimer, detect, from_torch
 from ._reporter import Reporter, slurm_external_id
 from ._transport import Transport, resolve_endpoint
 
@@ -89,7 +90,8 @@ class Session:
     """A job's connection to dlprofd; use it through dlprof.session()."""
 
     def __init__(self, workload=None, params=None, url=None, socket=None, knobs=None,
-                 objective=None, interval=1.0, timeout=2.0, end_job=None, token=None):
+                 objective=None, interval=1.0, timeout=2.0, end_job=None, token=None,
+                 rank=None, world_size=None, local_rank=None):
         self.workload = workload or os.environ.get("DLPROF_WORKLOAD") or _default_workload()
         self.params = dict(params) if params else {}
         self._url = url
@@ -118,6 +120,9 @@ class Session:
         self._base_threads = None          # torch's own count, when the daemon sets none
         self._bad_names = set()
         self._last_step = None
+        self._place = (rank, world_size, local_rank)   # as the job said it, or Nones
+        self.dist = None                   # {rank, world_size, ...} in a distributed job
+        self._comm = CommTimer()
 
     # ---- public ----
 
@@ -136,6 +141,19 @@ class Session:
         """The DataLoader worker count the daemon assigned, or None."""
         n = self._assigned.get("dataloader_workers")
         return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+    @property
+    def rank(self):
+        """This process's rank in a distributed job, or None."""
+        return self.dist["rank"] if self.dist else None
+
+    def ddp_comm_hook(self):
+        """
+        A hook for DistributedDataParallel.register_comm_hook(None, hook): the
+        default all-reduce, timed, so each step reports how long the rank
+        waited for the others (comm_wait_s).
+        """
+        return self._comm.ddp_comm_hook()
 
     def phase(self, name):
         """A context manager timing a named part of the step (phase_time_s)."""
@@ -173,6 +191,8 @@ class Session:
         for name, secs in self._phase_time.items():
             out.append({"t": t, "name": "phase_time_s", "value": secs, "phase": name})
         self._phase_time.clear()
+        if self.dist is not None:
+            out.append({"t": t, "name": "comm_wait_s", "value": self._comm.take()})
         for name, value in metrics.items():
             out.append(self._user_metric(t, name, value))
         self._buffer.add(self._ran_with(), [s for s in out if s is not None])
@@ -203,6 +223,8 @@ class Session:
         self._applier.start(self._assigned, self._reporter.env)
         self._torch_seen = "torch" in sys.modules
         self._apply_threads()
+        if self.dist is not None:
+            self._comm.wrap()
         self._reporter.start()
         return self
 
@@ -210,25 +232,41 @@ class Session:
         if self._live:
             self._live = False
             _open_sessions.discard(self)
+            self._comm.unwrap()
             self._reporter.close(_exit_status(exc_type, exc), 2 * self._timeout + 1)
         return False
 
     # ---- internals ----
 
+    def _where(self):
+        """This process's place in a distributed job (see _dist.detect), or None."""
+        rank, world, local = self._place
+        if rank is None and world is None:
+            rank, world = from_torch()
+        return detect(rank=rank, world_size=world, local_rank=local)
+
     def _make_reporter(self):
         registration = {"workload": self.workload, "params": self.params, "pid": os.getpid(),
                         "command": _command()}
-        for key, value in (("external_id", slurm_external_id()), ("knobs", self._knobs),
+        self.dist = self._where()
+        if self.dist is not None:
+            registration["rank"] = {k: v for k, v in self.dist.items() if k != "external_id"}
+        shared = self.dist["external_id"] if self.dist is not None else slurm_external_id()
+        for key, value in (("external_id", shared), ("knobs", self._knobs),
                            ("objective", self._objective)):
             if value is not None:
                 registration[key] = value
         job_id = None
         env_job = os.environ.get("DLPROF_JOB", "").strip()
+        if self.dist is not None:
+            # A rank joins the job of its shared id, which a launcher's DLPROF_JOB is.
+            env_job = ""
         if env_job:
             try:
                 job_id = int(env_job)
             except ValueError:
                 log.warning("dlprof: ignoring DLPROF_JOB=%r: not a job id", env_job)
+        # A rank ends its rank; the daemon ends the job with its last rank.
         end_job = self._end_job if self._end_job is not None else job_id is None
         try:
             endpoint = resolve_endpoint(self._url, self._socket)
@@ -238,7 +276,8 @@ class Session:
         transport = Transport(endpoint, timeout=self._timeout, token=self._token)
         reporter = Reporter(transport, self._buffer, self._on_config,
                             registration=None if job_id is not None else registration,
-                            job_id=job_id, end_job=end_job, interval=self._interval)
+                            job_id=job_id, end_job=end_job, interval=self._interval,
+                            rank=self.rank)
         if endpoint is None:
             reporter.disabled = True
         return reporter
@@ -281,6 +320,8 @@ class Session:
         if changed:
             self._applier.try_interop(self._assigned)
             self._apply_threads()
+        if self.dist is not None:
+            self._comm.wrap()       # torch.distributed imported after the session opened
 
     def _apply_threads(self):
         n = threads_for(self._assigned, self._names)

@@ -1,0 +1,308 @@
+/*
+ * The store's rows of the ranks of distributed jobs (sql/009_ranks.sql): a
+ * rank joining (written in the transaction that finds or registers its job,
+ * store_jobs.c), what each batch of a rank adds, a rank's end (the job's
+ * when it was the last rank here), and the rows read back for the job's
+ * view and its diagnosis.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "log.h"
+#include "store_internal.h"
+
+/* A rank joining again (a restarted process of the same rank) starts its figures afresh. */
+static const char sql_rank_insert[] =
+	"INSERT INTO job_ranks (job_id, rank, local_rank, node, pid, joined) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+	"ON CONFLICT(job_id, rank) DO UPDATE SET local_rank = ?3, node = ?4, pid = ?5, joined = ?6, "
+	"state = 'running', exit_status = NULL, updated = NULL, steps = 0, step_s = 0, comm_s = 0, data_s = 0, "
+	"samples_per_s = NULL, cpu_s0 = NULL, wait_s0 = NULL, t0 = NULL, cpu_s = NULL, wait_s = NULL, t = NULL";
+static const char sql_job_world[] = "UPDATE jobs SET world_size = ?2, nodes = coalesce(?3, nodes) WHERE id = ?1";
+/*
+ * A rank's first batch is its warm-up (the rendezvous, first connections,
+ * ranks still starting): its steps are left out of the sums, and the CPU
+ * readings start there, so the means cover the same steady span.
+ */
+static const char sql_rank_report[] =
+	"UPDATE job_ranks SET steps = steps + iif(updated IS NULL, 0, ?4), "
+	"step_s = step_s + iif(updated IS NULL, 0, ?5), comm_s = comm_s + iif(updated IS NULL, 0, ?6), "
+	"data_s = data_s + iif(updated IS NULL, 0, ?7), updated = ?3, "
+	"samples_per_s = coalesce(?8, samples_per_s), cpu_s0 = coalesce(cpu_s0, ?9), "
+	"wait_s0 = coalesce(wait_s0, ?10), t0 = coalesce(t0, ?11), cpu_s = coalesce(?9, cpu_s), "
+	"wait_s = coalesce(?10, wait_s), t = coalesce(?11, t) WHERE job_id = ?1 AND rank = ?2";
+static const char sql_rank_end[] =
+	"UPDATE job_ranks SET state = 'ended', exit_status = coalesce(exit_status, ?3) "
+	"WHERE job_id = ?1 AND rank = ?2";
+static const char sql_ranks_running[] =
+	"SELECT count(*) FROM job_ranks WHERE job_id = ?1 AND state = 'running'";
+static const char sql_ranks_failed[] =
+	"SELECT exit_status FROM job_ranks WHERE job_id = ?1 AND exit_status != 0 ORDER BY rank LIMIT 1";
+static const char sql_job_end_ranks[] =
+	"UPDATE jobs SET state = 'ended', ended = coalesce(ended, ?2), exit_status = coalesce(exit_status, ?3) "
+	"WHERE id = ?1";
+static const char sql_ranks_of[] =
+	"SELECT rank, local_rank, node, pid, state, joined, steps, step_s, comm_s, data_s, samples_per_s, "
+	"cpu_s - cpu_s0, wait_s - wait_s0, t - t0 FROM job_ranks WHERE job_id = ?1 ORDER BY rank";
+
+static void
+bind_real_or_null(sqlite3_stmt *s, int i, bool has, double v)
+{
+	if (has && isfinite(v))
+		sqlite3_bind_double(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static int
+step_done(struct store_conn *c, sqlite3_stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s);
+
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(c, rc, what);
+	return STORE_OK;
+}
+
+int
+store_rank_insert(struct store_conn *c, int64_t id, const struct job_spec *spec)
+{
+	const struct job_rank_spec *rk = spec->rank;
+	sqlite3_stmt *s = store_stmt(c, sql_rank_insert);
+	int r;
+
+	if (s == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int(s, 2, rk->rank);
+	if (rk->local_rank >= 0)
+		sqlite3_bind_int(s, 3, rk->local_rank);
+	sqlite3_bind_text(s, 4, rk->node, -1, SQLITE_STATIC);
+	if (spec->pid > 0)
+		sqlite3_bind_int64(s, 5, spec->pid);
+	sqlite3_bind_double(s, 6, spec->started);
+	if ((r = step_done(c, s, "insert rank")) != STORE_OK)
+		return r;
+	if ((s = store_stmt(c, sql_job_world)) == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int(s, 2, rk->world_size);
+	if (rk->nodes > 0)
+		sqlite3_bind_int(s, 3, rk->nodes);
+	return step_done(c, s, "job world size");
+}
+
+static int
+apply_rank_report(struct store_conn *c, void *arg)
+{
+	const struct rank_report *r = arg;
+	sqlite3_stmt *s = store_stmt(c, sql_rank_report);
+
+	if (s == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, r->job_id);
+	sqlite3_bind_int(s, 2, r->rank);
+	sqlite3_bind_double(s, 3, r->t);
+	sqlite3_bind_int(s, 4, r->steps);
+	sqlite3_bind_double(s, 5, r->step_s);
+	sqlite3_bind_double(s, 6, r->comm_s);
+	sqlite3_bind_double(s, 7, r->data_s);
+	bind_real_or_null(s, 8, true, r->samples_per_s);
+	bind_real_or_null(s, 9, r->has_cpu, r->cpu_s);
+	bind_real_or_null(s, 10, r->has_cpu, r->wait_s);
+	bind_real_or_null(s, 11, r->has_cpu, r->t_mono);
+	return step_done(c, s, "rank report");
+}
+
+int
+store_rank_report(struct store *st, const struct rank_report *r)
+{
+	return store_write(st, apply_rank_report, (void *)r);
+}
+
+struct rank_end {
+	int64_t id;
+	int rank;
+	double ended;
+	bool has_exit;
+	int exit_status;
+	bool job_ended;
+};
+
+/* The job's ending status: its first failing rank's, else 0. */
+static int
+first_failure(struct store_conn *c, int64_t id, int *status)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_ranks_failed);
+	int rc;
+
+	if (s == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	*status = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "failed ranks");
+}
+
+static int
+apply_rank_end(struct store_conn *c, void *arg)
+{
+	struct rank_end *e = arg;
+	sqlite3_stmt *s = store_stmt(c, sql_rank_end);
+	int r, left, status;
+
+	if (s == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, e->id);
+	sqlite3_bind_int(s, 2, e->rank);
+	if (e->has_exit)
+		sqlite3_bind_int(s, 3, e->exit_status);
+	if ((r = step_done(c, s, "end rank")) != STORE_OK)
+		return r;
+	if (sqlite3_changes(c->db) == 0)
+		return STORE_ENOTFOUND;
+	if ((s = store_stmt(c, sql_ranks_running)) == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, e->id);
+	if ((r = sqlite3_step(s)) != SQLITE_ROW)
+		return store_fail(c, r, "running ranks");
+	left = sqlite3_column_int(s, 0);
+	sqlite3_reset(s);
+	if (left > 0)
+		return STORE_OK;
+	if ((r = first_failure(c, e->id, &status)) != STORE_OK || (s = store_stmt(c, sql_job_end_ranks)) == NULL)
+		return r != STORE_OK ? r : STORE_EIO;
+	sqlite3_bind_int64(s, 1, e->id);
+	sqlite3_bind_double(s, 2, e->ended);
+	sqlite3_bind_int(s, 3, status);
+	e->job_ended = true;
+	return step_done(c, s, "end job of ranks");
+}
+
+int
+store_rank_end(struct store *st, int64_t id, int rank, double ended, bool has_exit, int exit_status,
+	       bool *job_ended)
+{
+	struct rank_end e = {id, rank, ended, has_exit, exit_status, false};
+	int r = store_write(st, apply_rank_end, &e);
+
+	*job_ended = r == STORE_OK && e.job_ended;
+	if (*job_ended)
+		store_jobs_changed(st);
+	return r;
+}
+
+static double
+col_real_or_nan(sqlite3_stmt *s, int col)
+{
+	return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
+}
+
+static void
+rank_from_row(sqlite3_stmt *s, struct rank_row *k)
+{
+	const unsigned char *node = sqlite3_column_text(s, 2);
+	double span = col_real_or_nan(s, 13);
+
+	memset(k, 0, sizeof(*k));
+	k->rank = sqlite3_column_int(s, 0);
+	k->local_rank = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
+	snprintf(k->node, sizeof(k->node), "%s", node != NULL ? (const char *)node : "");
+	k->pid = sqlite3_column_int64(s, 3);
+	k->running = strcmp((const char *)sqlite3_column_text(s, 4), "running") == 0;
+	k->joined = sqlite3_column_double(s, 5);
+	k->steps = sqlite3_column_int64(s, 6);
+	k->step_s = sqlite3_column_double(s, 7);
+	k->comm_s = sqlite3_column_double(s, 8);
+	k->data_s = sqlite3_column_double(s, 9);
+	k->samples_per_s = col_real_or_nan(s, 10);
+	k->cpu_cores = span > 0 ? col_real_or_nan(s, 11) / span : NAN;
+	k->wait_cores = span > 0 ? col_real_or_nan(s, 12) / span : NAN;
+}
+
+int
+store_job_ranks(struct store *st, int64_t id, struct rank_row **out, size_t *n)
+{
+	struct store_conn *c = store_reader(st);
+	sqlite3_stmt *s = store_stmt(c, sql_ranks_of);
+	struct rank_row *v = NULL, *nv;
+	size_t cap = 0, cnt = 0;
+	int rc = SQLITE_DONE, r = STORE_OK;
+
+	if (s == NULL)
+		r = STORE_EIO;
+	else
+		sqlite3_bind_int64(s, 1, id);
+	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			if ((nv = array_grow(v, &cap, cnt + 1, sizeof(*v))) == NULL) {
+				r = STORE_EIO;
+				break;
+			}
+			v = nv;
+		}
+		rank_from_row(s, &v[cnt++]);
+	}
+	if (r == STORE_OK && rc != SQLITE_DONE)
+		r = store_fail(c, rc, "job ranks");
+	if (s != NULL)
+		sqlite3_reset(s);
+	store_reader_done(st, c);
+	if (r != STORE_OK) {
+		free(v);
+		return r;
+	}
+	*out = v;
+	*n = cnt;
+	return STORE_OK;
+}
+
+/* One rank of the job's view: its means per step and its share of the step spent waiting in collectives. */
+static json_t *
+rank_json(const struct rank_row *k)
+{
+	double steps = (double)k->steps;
+	json_t *o = json_pack("{s:i,s:s,s:s}", "rank", k->rank, "node", k->node, "state",
+			      k->running ? "running" : "ended");
+
+	json_object_set_new(o, "local_rank", k->local_rank >= 0 ? json_integer(k->local_rank) : json_null());
+	json_object_set_new(o, "pid", k->pid > 0 ? json_integer(k->pid) : json_null());
+	json_object_set_new(o, "steps", json_integer(k->steps));
+	json_object_set_new(o, "step_time_s", steps > 0 ? json_real(k->step_s / steps) : json_null());
+	json_object_set_new(o, "comm_wait_s", steps > 0 ? json_real(k->comm_s / steps) : json_null());
+	json_object_set_new(o, "comm_share", k->step_s > 0 ? json_real(k->comm_s / k->step_s) : json_null());
+	json_object_set_new(o, "data_time_s", steps > 0 ? json_real(k->data_s / steps) : json_null());
+	json_object_set_new(o, "samples_per_s", isfinite(k->samples_per_s) ? json_real(k->samples_per_s) : json_null());
+	json_object_set_new(o, "cpu_cores", isfinite(k->cpu_cores) ? json_real(k->cpu_cores) : json_null());
+	json_object_set_new(o, "cpu_wait_cores", isfinite(k->wait_cores) ? json_real(k->wait_cores) : json_null());
+	return o;
+}
+
+int
+store_ranks_json(struct store_conn *c, int64_t id, json_t *job)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_ranks_of);
+	json_t *ranks = json_array();
+	json_int_t world = json_integer_value(json_object_get(job, "world_size"));
+	struct rank_row k;
+	int rc;
+
+	json_object_set_new(job, "ranks", ranks);
+	if (s == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		rank_from_row(s, &k);
+		json_array_append_new(ranks, rank_json(&k));
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return store_fail(c, rc, "job ranks");
+	/* Without a view of the other nodes, a node says how many ranks it does not see. */
+	json_object_set_new(job, "ranks_elsewhere",
+			    world > (json_int_t)json_array_size(ranks)
+				    ? json_integer(world - (json_int_t)json_array_size(ranks)) : json_integer(0));
+	return STORE_OK;
+}
