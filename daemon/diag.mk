@@ -7,12 +7,15 @@ DIAG_SOURCES = \
 	daemon/api_report.c
 
 if HAVE_CMOCKA
-DIAG_TESTS = tests/unit/test_diagnosis
+DIAG_TESTS = tests/unit/test_diagnosis tests/unit/test_diag_straggler
 check_PROGRAMS += $(DIAG_TESTS)
 TESTS += $(DIAG_TESTS)
 tests_unit_test_diagnosis_SOURCES = tests/unit/test_diagnosis.c
 tests_unit_test_diagnosis_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_diagnosis_LDADD = $(UNIT_LDADD)
+tests_unit_test_diag_straggler_SOURCES = tests/unit/test_diag_straggler.c
+tests_unit_test_diag_straggler_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_diag_straggler_LDADD = $(UNIT_LDADD)
 endif
 
 # Real processes built to have each problem, against the real daemon.

@@ -15,6 +15,10 @@ EXTRA_DIST += tests/integration/test_jobs.py
 TESTS += tests/integration/test_live.py
 EXTRA_DIST += tests/integration/test_live.py
 
+# The ranks of a distributed job over REST: one job, global throughput, rank ends, the straggler.
+TESTS += tests/integration/test_ranks.py
+EXTRA_DIST += tests/integration/test_ranks.py
+
 # cmocka unit tests: one per module, linked against the real sources.
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)

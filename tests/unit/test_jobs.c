@@ -225,7 +225,7 @@ static int ingest(struct fx *f, int64_t id, const char *stream, int64_t seq, boo
 	json_t *config = NULL;
 	int r;
 
-	r = jobs_ingest(f->jobs, &(struct jobs_batch){id, s, 2, NULL, stream, seq}, duplicate, &config);
+	r = jobs_ingest(f->jobs, &(struct jobs_batch){id, s, 2, NULL, stream, seq, false, 0}, duplicate, &config);
 	if (r == STORE_OK)
 		assert_true(json_is_object(config));
 	json_decref(config);
