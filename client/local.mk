@@ -13,11 +13,13 @@ EXTRA_DIST += \
 	client/python/dlprof/__init__.py \
 	client/python/dlprof/_apply.py \
 	client/python/dlprof/_buffer.py \
+	client/python/dlprof/_dist.py \
 	client/python/dlprof/_reporter.py \
 	client/python/dlprof/_session.py \
 	client/python/dlprof/_transport.py \
 	tests/client/clientlib.py \
-	tests/client/torch_job.py
+	tests/client/torch_job.py \
+	tests/client/dist_job.py
 
 CLIENT_TESTS = \
 	tests/client/session.py \
@@ -25,6 +27,7 @@ CLIENT_TESTS = \
 	tests/client/exactly_once.py \
 	tests/client/threads.py \
 	tests/client/torch_e2e.py \
+	tests/client/dist.py \
 	tests/client/curl_recipe.py \
 	tests/client/pip_install.py
 

@@ -125,8 +125,8 @@ explain(const struct diag_rank *r, size_t n, const struct diag_rank *s, struct d
 	} else if (isfinite(wait) && wait >= CAUSE_WAIT_SHARE) {
 		out->cause = DIAG_CAUSE_OVERSUBSCRIBED;
 		snprintf(h, len, ": every rank's threads wait for a CPU (it %.0f%%, the others %.0f%%): the node runs "
-			 "more threads than it has CPUs; run fewer ranks or threads per rank", wait * 100,
-			 others_wait * 100);
+			 "more threads than it has CPUs, this job's or others'; run fewer ranks or threads per rank, "
+			 "or the job where CPUs are free", wait * 100, others_wait * 100);
 	} else if (isfinite(s->cpu_cores) && isfinite(others_cores) && s->cpu_cores < CAUSE_CPU_SHARE * others_cores) {
 		out->cause = DIAG_CAUSE_CPU_SHARE;
 		snprintf(h, len, ": it uses %.2f cores, the others %.2f: give it as many threads and CPUs as they have",

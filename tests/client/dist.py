@@ -1,0 +1,128 @@
+"""Real torch.distributed jobs (gloo on CPU) under the client, against the built daemon.
+
+dist_job.py trains a small MLP data-parallel over 2 or 4 ranks, started as
+env:// launchers start them (RANK, WORLD_SIZE, ... per process) or with
+torch.multiprocessing.spawn (the rank read from torch), averaging gradients
+with dist.all_reduce (timed by the session's wrapper) or through
+DistributedDataParallel with the session's comm hook.  Each job must be
+one job with all its ranks (pids, nodes, steps, the share of a step spent
+waiting), its throughput counted once as the global one, ended when its
+last rank ends; a balanced job gets no straggler verdict; a rank slowed by
+a realistic cause (its data phase decodes text; a busy process shares its
+CPU) is named the straggler.  Ratios only: the machine is shared.
+"""
+
+import json
+import os
+import tempfile
+
+import clientlib
+from clientlib import Daemon, Tap, job, run_script, samples
+
+tap = Tap()
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+if not clientlib.has_torch():
+    tap.skip("distributed torch jobs", "no torch for /usr/bin/python3 (Debian python3-torch)")
+    tap.done()
+
+
+def run_dist(d, *args):
+    fd, out = tempfile.mkstemp(prefix="dlprof-dist-", suffix=".json")
+    os.close(fd)
+    try:
+        rc, _, err = run_script([os.path.join(HERE, "dist_job.py"), "--out", out] + list(args),
+                                env={"DLPROF_URL": d.url}, timeout=300)
+        assert rc == 0, err[-3000:]
+        with open(out) as f:
+            result = json.load(f)
+    finally:
+        os.unlink(out)
+    ids = {r["job_id"] for r in result["ranks"]}
+    assert len(ids) == 1 and None not in ids, result
+    return ids.pop(), result
+
+
+def check_one_job(d, jid, result, world):
+    j = job(d, jid)
+    assert j["state"] == "ended" and j["exit_status"] == 0, j
+    assert j["world_size"] == world and j["ranks_elsewhere"] == 0, j
+    ranks = j["ranks"]
+    assert [k["rank"] for k in ranks] == list(range(world)), ranks
+    assert [k["pid"] for k in ranks] == [r["pid"] for r in result["ranks"]], (ranks, result)
+    assert len({k["node"] for k in ranks}) == 1, ranks
+    for k in ranks:
+        assert k["state"] == "ended" and k["steps"] > 0, k
+        assert 0 < k["comm_share"] < 1, k          # collectives timed on every rank
+    # Counted once: the job's throughput series has rank 0's steps, not every rank's.
+    steps = result["ranks"][0]["steps"]
+    assert len(samples(d, jid, "samples_per_s")) == steps, len(samples(d, jid, "samples_per_s"))
+    assert len(samples(d, jid, "rank1.samples_per_s")) == steps
+    return j
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def report(d, jid):
+    status, _, body = d.get("/api/v1/jobs/%d/report" % jid)
+    assert status == 200, (status, body)
+    return body
+
+
+def stragglers(rep):
+    return [v for v in rep["verdicts"] if v["kind"] == "straggler"]
+
+
+with Daemon() as d:
+    @tap.test("2 ranks (env://, all_reduce): one job, global throughput, no straggler")
+    def _():
+        jid, result = run_dist(d, "--ranks", "2", "--steps", "40", "--width", "512")
+        j = check_one_job(d, jid, result, 2)
+        assert j["ranks"][0]["local_rank"] == 0 and j["ranks"][1]["local_rank"] == 1, j["ranks"]
+        assert j["external_id"].startswith("dist:127.0.0.1:"), j["external_id"]
+        # The job's throughput is both ranks' (rank 0's own plus rank 1's latest): about twice one
+        # rank's, once rank 1 has reported (its first batch may come after rank 0's).
+        glob = mean([s["value"] for s in samples(d, jid, "samples_per_s")[20:]])
+        one = mean([s["value"] for s in samples(d, jid, "rank1.samples_per_s")[20:]])
+        assert 1.4 < glob / one < 2.8, (glob, one)
+        rep = report(d, jid)
+        assert stragglers(rep) == [], rep["verdicts"]
+        assert len(rep["ranks"]) == 2, rep
+
+    @tap.test("4 ranks (torch.multiprocessing.spawn, rank from torch): one job, no straggler")
+    def _():
+        jid, result = run_dist(d, "--ranks", "4", "--steps", "15", "--width", "512", "--spawn")
+        check_one_job(d, jid, result, 4)
+        assert stragglers(report(d, jid)) == [], report(d, jid)["verdicts"]
+
+    @tap.test("2 ranks (DDP, timed comm hook), rank 1 decodes its data: rank 1 is the straggler, data phase")
+    def _():
+        jid, result = run_dist(d, "--ranks", "2", "--steps", "20", "--width", "512", "--ddp", "--slow", "1",
+                               "--cause", "data", "--decode", "10")
+        check_one_job(d, jid, result, 2)
+        s = stragglers(report(d, jid))
+        assert len(s) == 1 and s[0]["rank"] == 1 and s[0]["cause"] == "data_phase", s
+        assert s[0]["node"] == job(d, jid)["ranks"][1]["node"] and s[0]["slower"] > 1.1, s
+
+    @tap.test("4 ranks, rank 2 decodes its data: rank 2 is the straggler, data phase")
+    def _():
+        jid, result = run_dist(d, "--ranks", "4", "--steps", "15", "--width", "512", "--slow", "2",
+                               "--cause", "data", "--decode", "20")
+        check_one_job(d, jid, result, 4)
+        s = stragglers(report(d, jid))
+        assert len(s) == 1 and s[0]["rank"] == 2 and s[0]["cause"] == "data_phase", s
+
+    @tap.test("2 ranks bound to CPUs, a busy process shares rank 1's: rank 1 is the straggler")
+    def _():
+        # Wide layers: the rank's own work, which the neighbour slows, outweighs the transfer.
+        jid, result = run_dist(d, "--ranks", "2", "--steps", "20", "--width", "1024", "--slow", "1",
+                               "--cause", "neighbour")
+        check_one_job(d, jid, result, 2)
+        s = stragglers(report(d, jid))
+        # The cause is what the daemon reads of the CPUs: a busy neighbour, or on a node already
+        # crowded by others every rank waits and it says oversubscribed.
+        assert len(s) == 1 and s[0]["rank"] == 1, (s, job(d, jid)["ranks"])
+        assert s[0]["cause"] in ("busy_neighbour", "oversubscribed"), s
+tap.done()
