@@ -94,6 +94,8 @@ struct discovery {
 	int pass;
 	struct store_running_job *running;  /* the store's running jobs, as of running_gen */
 	size_t nrunning;
+	struct store_rank_pid *ranks;       /* their ranks' processes, by job id */
+	size_t nranks;
 	unsigned long running_gen;
 	bool have_running;
 	double rescan_s;             /* 0: scan every update */
@@ -169,6 +171,7 @@ discovery_free(struct discovery *d)
 	free(d->states);
 	free(d->gone);
 	free(d->running);
+	free(d->ranks);
 	free(d);
 }
 
@@ -381,6 +384,26 @@ registered_root(struct discovery *d, const struct store_running_job *rj)
 	return p;
 }
 
+/*
+ * The processes of a distributed job's ranks that joined here: started
+ * together by a launcher (srun, spawn), they need not descend from the
+ * job's pid, and the job lives while any of them does.
+ */
+static void
+seed_ranks(struct discovery *d, int64_t id, struct disc_set *s)
+{
+	struct disc_proc *p;
+	size_t i;
+
+	for (i = 0; i < d->nranks; i++) {
+		if (d->ranks[i].job_id != id)
+			continue;
+		p = find_proc(d->procs, d->nprocs, (pid_t)d->ranks[i].pid);
+		if (p != NULL && p->start_unix <= d->ranks[i].joined + DISCOVERY_START_SLACK_S)
+			seed(d, s, p);
+	}
+}
+
 static void
 seed_members(struct discovery *d, struct disc_state *stt, struct disc_set *s)
 {
@@ -570,6 +593,7 @@ assemble_job(struct discovery *d, const struct store_running_job *rj, double now
 	memset(out, 0, sizeof(*out));
 	d->pass++;
 	seed(d, &s, registered_root(d, rj));
+	seed_ranks(d, rj->id, &s);
 	seed_members(d, stt, &s);
 	seed_slurm(d, slurm_of(rj), &s, out);
 	expand(d, &s);
@@ -683,12 +707,20 @@ refresh_running(struct discovery *d)
 {
 	unsigned long gen = jobs_generation(d->jobs_owner);
 	struct store_running_job *running = NULL;
-	size_t n = 0;
+	struct store_rank_pid *ranks = NULL;
+	size_t n = 0, nranks = 0;
 
 	if (d->have_running && gen == d->running_gen)
 		return;
 	if (jobs_running(d->jobs_owner, &running, &n) != STORE_OK)
 		return;  /* keep the last list; the store said why */
+	if (jobs_running_ranks(d->jobs_owner, &ranks, &nranks) != STORE_OK) {
+		free(running);
+		return;
+	}
+	free(d->ranks);
+	d->ranks = ranks;
+	d->nranks = nranks;
 	free(d->running);
 	d->running = running;
 	d->nrunning = n;

@@ -508,3 +508,8 @@ int jobs_running(struct jobs *j, struct store_running_job **out, size_t *n)
 {
 	return store_jobs_running(j->store, out, n);
 }
+
+int jobs_running_ranks(struct jobs *j, struct store_rank_pid **out, size_t *n)
+{
+	return store_ranks_running(j->store, out, n);
+}

@@ -122,5 +122,7 @@ int jobs_ingest(struct jobs *j, const struct jobs_batch *b, bool *duplicate, jso
 /* The store's running jobs and their generation, for discovery (see store_jobs_running). */
 unsigned long jobs_generation(struct jobs *j);
 int jobs_running(struct jobs *j, struct store_running_job **out, size_t *n);
+/* Their ranks' processes (see store_ranks_running), read with the same generation. */
+int jobs_running_ranks(struct jobs *j, struct store_rank_pid **out, size_t *n);
 
 #endif

@@ -108,9 +108,9 @@ int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int
  * A rank joins its distributed job: in one transaction, the running job of
  * spec->external_id is found, or registered when there is none, and the
  * rank's row (spec->rank) is written, so ranks that start together make one
- * job.  Rank 0 joining a job another rank registered takes over its
- * workload, pid, objective, knobs and command (as store_job_adopt does).
- * *adopted: the job was there before.
+ * job.  Rank 0 joining a job that discovery found (one no registration
+ * configured) names its workload and objective; any job it joins gets the
+ * pid, knobs and command it lacks.  *adopted: the job was there before.
  */
 int store_job_join(struct store *st, const struct job_spec *spec, int64_t *id_out, bool *adopted);
 /*
@@ -145,6 +145,15 @@ struct rank_row {
 	double step_s, comm_s, data_s, samples_per_s;
 	double cpu_cores, wait_cores;   /* means since its first report; NAN: fewer than two reads */
 };
+/* A running rank's process, for discovery: the job's processes are its ranks' too. */
+struct store_rank_pid {
+	int64_t job_id;
+	int64_t pid;
+	double joined;             /* unix seconds: a process started later is another one */
+};
+/* The running ranks of running jobs that named a pid, into a malloc'd *out (*n may be 0). */
+int store_ranks_running(struct store *st, struct store_rank_pid **out, size_t *n);
+
 /* The ranks of job id in rank order into a malloc'd *out (*n may be 0). */
 int store_job_ranks(struct store *st, int64_t id, struct rank_row **out, size_t *n);
 

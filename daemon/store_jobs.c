@@ -38,6 +38,15 @@ static const char sql_job_find_running_external[] =
 	"SELECT id FROM jobs WHERE external_id = ?1 AND state = 'running' ORDER BY id DESC LIMIT 1";
 /* A job's end is its ranks' end too. */
 static const char sql_job_end_ranks[] = "UPDATE job_ranks SET state = 'ended' WHERE job_id = ?1 AND state = 'running'";
+/*
+ * Rank 0 joining a job that only discovery knows (no registration gave it
+ * a config) names it: workload, objective, knobs.  A job a launcher or a
+ * prologue registered keeps what they said; rank 0 only fills what is missing.
+ */
+static const char sql_job_join_found[] =
+	"UPDATE jobs SET workload_id = iif(config IS NULL, ?2, workload_id), pid = coalesce(pid, ?3), "
+	"uid = coalesce(uid, ?4), objective = iif(config IS NULL, ?5, objective), knobs = coalesce(knobs, ?6), "
+	"command = coalesce(command, ?7) WHERE id = ?1 AND state = 'running'";
 static const char sql_job_exists[] = "SELECT 1 FROM jobs WHERE id = ?1";
 static const char sql_job_set_config[] = "UPDATE jobs SET config = ?2 WHERE id = ?1";
 
@@ -250,12 +259,13 @@ static int apply_job_join(struct store_conn *c, void *arg)
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(c, rc, "find job by external id");
 	jj->adopted = ji.id > 0;
+	rc = STORE_OK;
 	if (!jj->adopted)
 		rc = apply_job_register(c, &ji);
-	else if (jj->spec->rank->rank == 0)
-		rc = apply_job_adopt(c, &ji);
-	else
-		rc = STORE_OK;
+	else if (jj->spec->rank->rank == 0 && (rc = job_stmt(c, sql_job_join_found, jj->spec, &s)) == STORE_OK) {
+		sqlite3_bind_int64(s, 1, ji.id);
+		rc = step_done(c, s, "rank 0 takes over a found job");
+	}
 	if (rc != STORE_OK)
 		return rc;
 	jj->id = ji.id;

@@ -46,6 +46,10 @@ static const char sql_ranks_of[] =
 	"SELECT rank, local_rank, node, pid, state, joined, steps, step_s, comm_s, data_s, samples_per_s, "
 	"cpu_s - cpu_s0, wait_s - wait_s0, t - t0 FROM job_ranks WHERE job_id = ?1 ORDER BY rank";
 
+static const char sql_ranks_running_pids[] =
+	"SELECT r.job_id, r.pid, r.joined FROM job_ranks r JOIN jobs j ON j.id = r.job_id "
+	"WHERE r.state = 'running' AND j.state = 'running' AND r.pid IS NOT NULL ORDER BY r.job_id, r.rank";
+
 static void
 bind_real_or_null(sqlite3_stmt *s, int i, bool has, double v)
 {
@@ -304,5 +308,41 @@ store_ranks_json(struct store_conn *c, int64_t id, json_t *job)
 	json_object_set_new(job, "ranks_elsewhere",
 			    world > (json_int_t)json_array_size(ranks)
 				    ? json_integer(world - (json_int_t)json_array_size(ranks)) : json_integer(0));
+	return STORE_OK;
+}
+
+int
+store_ranks_running(struct store *st, struct store_rank_pid **out, size_t *n)
+{
+	struct store_conn *c = store_reader(st);
+	sqlite3_stmt *s = store_stmt(c, sql_ranks_running_pids);
+	struct store_rank_pid *v = NULL, *nv;
+	size_t cap = 0, cnt = 0;
+	int rc = SQLITE_DONE, r = STORE_OK;
+
+	if (s == NULL)
+		r = STORE_EIO;
+	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			if ((nv = array_grow(v, &cap, cnt + 1, sizeof(*v))) == NULL) {
+				r = STORE_EIO;
+				break;
+			}
+			v = nv;
+		}
+		v[cnt++] = (struct store_rank_pid){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+						   sqlite3_column_double(s, 2)};
+	}
+	if (r == STORE_OK && rc != SQLITE_DONE)
+		r = store_fail(c, rc, "running ranks");
+	if (s != NULL)
+		sqlite3_reset(s);
+	store_reader_done(st, c);
+	if (r != STORE_OK) {
+		free(v);
+		return r;
+	}
+	*out = v;
+	*n = cnt;
 	return STORE_OK;
 }

@@ -6,7 +6,8 @@ Ranks that register at the same moment with their shared external id and a
 samples_per_s is the job's global throughput (its own plus the other ranks'
 latest) and the others' samples are their own series; a rank's end ends the
 job only with the last rank here; a job whose other ranks run elsewhere says
-how many this node does not see.  The report names a straggler from the
+how many this node does not see; discovery keeps a job whose first
+process ended while another rank's runs.  The report names a straggler from the
 ranks' figures and names none in a balanced job.  Malformed rank fields are
 refused with 400.
 """
@@ -154,6 +155,31 @@ try:
             j = job(d, a["id"])
             assert j["world_size"] == 4 and j["nodes"] == 2 and j["ranks_elsewhere"] == 2, j
             assert [k["node"] for k in j["ranks"]] == ["n1", "n1"], j["ranks"]
+
+        @tap.test("the job lives while any of its ranks' processes does, not only its first pid's")
+        def _():
+            a, b = sleeper(), sleeper()
+            try:
+                s0, _, x = join(d, "run:lives", 0, 2, a.pid)
+                s1, _, y = join(d, "run:lives", 1, 2, b.pid)
+                assert s0 == 201 and s1 == 200 and x["id"] == y["id"], (x, y)
+                jid = x["id"]
+                assert job(d, jid)["pid"] == a.pid
+                a.kill()
+                a.wait()
+                time.sleep(3)      # discovery sees an exit at its next tick (1 s)
+                assert job(d, jid)["state"] == "running", job(d, jid)
+                b.kill()
+                b.wait()
+                deadline = time.time() + 10
+                while job(d, jid)["state"] == "running" and time.time() < deadline:
+                    time.sleep(0.2)
+                assert job(d, jid)["state"] == "ended", job(d, jid)
+            finally:
+                for p in (a, b):
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
 
         @tap.test("malformed rank fields are refused with 400")
         def _():
