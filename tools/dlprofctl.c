@@ -14,10 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "ctl_format.h"
 #include "ctl_report.h"
 #include "ctl_http.h"
+#include "ctl_run.h"
 #include "ctl_table.h"
 
 #define CTL_DEFAULT_SOCKET "/run/dlprofd/dlprofd.sock"
@@ -42,6 +44,8 @@ struct ctl {
 	const char *phase;       /* report: the samples' phase */
 	const char *state;       /* jobs: running | ended | all */
 	const char *exit_status; /* end: the job's exit status */
+	const char *workload;    /* run: the job's workload */
+	int ranks;               /* run: ranks to start; 0: the allocation's, or 1 */
 };
 
 static const char *const ctl_usage_text =
@@ -58,6 +62,9 @@ static const char *const ctl_usage_text =
 	"  report JOB NAME=VALUE... [--phase NAME]\n"
 	"                                  send metric samples for a job\n"
 	"  end JOB [--exit-status N]       mark a job ended\n"
+	"  run [--workload W] [--ranks N] -- COMMAND [ARGS...]\n"
+	"                                  start COMMAND as a job (N ranks) with the\n"
+	"                                  daemon's config; exits with its status\n"
 	"JOB is a job id, or an external id such as slurm:1234.\n"
 	"\n"
 	"Options:\n"
@@ -726,6 +733,147 @@ static int cmd_end(const struct ctl *c, const char *arg)
 	return rc;
 }
 
+static void setenv_int_ctl(const char *name, int v)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", v);
+	setenv(name, buf, 1);
+}
+
+/* The command line as one printable string for the registration (at most 4096 bytes). */
+static void command_text(char *const *cmd, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (; *cmd && o + 1 < len; cmd++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "", *cmd);
+	for (o = 0; buf[o]; o++)
+		if ((unsigned char)buf[o] < 0x20 || buf[o] == 0x7f)
+			buf[o] = ' ';
+}
+
+/*
+ * The id the ranks share: the Slurm job inside an allocation (as discovery
+ * and the hooks name it), else a fresh run id the ranks read from
+ * DLPROF_RUN_ID.
+ */
+static void run_identity(int slurm, char *ext, size_t len)
+{
+	char id[40];
+	struct timeval tv;
+
+	if (slurm) {
+		snprintf(ext, len, "slurm:%s", getenv("SLURM_JOB_ID"));
+		return;
+	}
+	gettimeofday(&tv, NULL);
+	snprintf(id, sizeof(id), "%lx-%lx-%x", (unsigned long)tv.tv_sec, (unsigned long)tv.tv_usec,
+		 (unsigned)getpid());
+	setenv("DLPROF_RUN_ID", id, 1);
+	snprintf(ext, len, "run:%s", id);
+}
+
+/* Exports the config's variables (the daemon's one mapping) and where the ranks find the daemon and each other. */
+static int run_environment(const struct ctl *c, const json_t *answer, int ranks, int slurm, const char *workload)
+{
+	const char *name;
+	json_t *v;
+	char host[256];
+	int port = ctl_run_free_port();
+
+	json_object_foreach((json_t *)json_object_get(answer, "env"), name, v)
+		if (json_is_string(v))
+			setenv(name, json_string_value(v), 1);
+	setenv("DLPROF_WORKLOAD", workload, 1);
+	if (c->target.socket)
+		setenv("DLPROF_SOCKET", c->target.socket, 1);
+	else
+		setenv("DLPROF_URL", c->target.url, 1);
+	if (ranks == 1 && !slurm) {
+		/* One process: the client reports for this job rather than joining it as a rank. */
+		snprintf(host, sizeof(host), "%lld", (long long)json_integer_value(json_object_get(answer, "id")));
+		setenv("DLPROF_JOB", host, 1);
+		return 0;
+	}
+	if (port < 0) {
+		fprintf(stderr, "dlprofctl run: no free port for MASTER_PORT\n");
+		return -1;
+	}
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	/* The rendezvous is where dlprofctl runs: the allocation's first node under sbatch. */
+	setenv("MASTER_ADDR", slurm ? host : "127.0.0.1", 1);
+	setenv_int_ctl("MASTER_PORT", port);
+	return 0;
+}
+
+/* What it chose and why, on stderr (the command's stdout stays its own). */
+static void run_explain(const json_t *answer, int ranks, int slurm, const char *why_ranks)
+{
+	char buf[1024];
+	const char *name;
+	json_t *v;
+
+	fprintf(stderr, "dlprofctl run: job %lld, workload %s: %d rank%s %s (%s)\n",
+		(long long)json_integer_value(json_object_get(answer, "id")),
+		json_string_value(json_object_get(answer, "workload")), ranks, ranks == 1 ? "" : "s",
+		slurm ? "under srun" : "on this node", why_ranks);
+	fprintf(stderr, "dlprofctl run: config %s (the daemon's choice for this job at registration)\n",
+		ctl_fmt_object(json_object_get(answer, "config"), buf, sizeof(buf)));
+	json_object_foreach((json_t *)json_object_get(answer, "env"), name, v)
+		fprintf(stderr, "dlprofctl run:   %s=%s\n", name, json_string_value(v));
+}
+
+/*
+ * run: registers the job (the answer carries its config and the variables
+ * that config sets), starts COMMAND as its ranks with those variables,
+ * waits, ends the job with their exit status and exits with it.  The ranks'
+ * dlprof sessions join the job by its shared id.
+ */
+static int cmd_run(const struct ctl *c, char *const *cmd)
+{
+	const char *nt = getenv("SLURM_NTASKS");
+	int slurm = getenv("SLURM_JOB_ID") != NULL && getenv("SLURM_STEP_ID") == NULL;
+	int ranks = c->ranks, rc, status;
+	char workload[128], ext[96], *command = malloc(4096);
+	const char *why_ranks = "--ranks";
+	json_t *answer = NULL, *body;
+
+	if (!command)
+		return CTL_EXIT_BAD_REPLY;
+	if (ranks == 0) {
+		ranks = slurm && nt ? atoi(nt) : 1;
+		why_ranks = slurm && nt ? "the allocation's SLURM_NTASKS" : "no --ranks given";
+	}
+	if (ranks < 1)
+		ranks = 1;
+	run_identity(slurm, ext, sizeof(ext));
+	command_text(cmd, command, 4096);
+	body = json_pack("{s:s, s:I, s:s, s:s}", "workload",
+			 c->workload ? c->workload : ctl_run_workload(cmd, workload, sizeof(workload)), "pid",
+			 (json_int_t)getpid(), "external_id", ext, "command", command);
+	free(command);
+	rc = ctl_call(c, "POST", "/api/v1/jobs", body, &answer, NULL);
+	json_decref(body);
+	if (rc != CTL_EXIT_OK)
+		return rc;
+	if (run_environment(c, answer, ranks, slurm, json_string_value(json_object_get(answer, "workload"))) < 0) {
+		json_decref(answer);
+		return CTL_EXIT_BAD_REPLY;
+	}
+	run_explain(answer, ranks, slurm, why_ranks);
+	status = ctl_run_ranks(cmd, slurm && !c->ranks ? 0 : ranks, slurm);
+	body = json_pack("{s:i}", "exit_status", status < 0 ? 127 : status);
+	snprintf(ext, sizeof(ext), "/api/v1/jobs/%lld/end", (long long)json_integer_value(json_object_get(answer, "id")));
+	/* The ranks' own ends may have ended it already; this records the launcher's status. */
+	ctl_call(c, "POST", ext, body, NULL, NULL);
+	json_decref(body);
+	json_decref(answer);
+	return status < 0 ? 127 : status;
+}
+
 /* Chooses the transport: flags, then DLPROF_SOCKET/DLPROF_URL, then the default socket if present. */
 static int choose_target(struct ctl *c, const char *url, const char *sock)
 {
@@ -776,7 +924,7 @@ static int parse_timeout(struct ctl *c, const char *arg)
 	return CTL_EXIT_OK;
 }
 
-enum { OPT_TOKEN = 1000, OPT_STATE, OPT_ALL };
+enum { OPT_TOKEN = 1000, OPT_STATE, OPT_ALL, OPT_WORKLOAD, OPT_RANKS };
 
 /* Parses options (anywhere on the line); leaves optind at the command. */
 static int parse_options(struct ctl *c, int argc, char **argv)
@@ -787,6 +935,7 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 		{"json", no_argument, NULL, 'j'}, {"format", required_argument, NULL, 'f'},
 		{"phase", required_argument, NULL, 'p'}, {"exit-status", required_argument, NULL, 'e'},
 		{"state", required_argument, NULL, OPT_STATE}, {"all", no_argument, NULL, OPT_ALL},
+		{"workload", required_argument, NULL, OPT_WORKLOAD}, {"ranks", required_argument, NULL, OPT_RANKS},
 		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -809,6 +958,12 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 		case 'e': c->exit_status = optarg; break;
 		case OPT_STATE: c->state = optarg; break;
 		case OPT_ALL: c->state = "all"; break;
+		case OPT_WORKLOAD: c->workload = optarg; break;
+		case OPT_RANKS:
+			c->ranks = atoi(optarg);
+			if (c->ranks < 1 || c->ranks > 4096)
+				return usage_error("--ranks %s: a count of 1 to 4096 is needed", optarg);
+			break;
 		case 'h': fputs(ctl_usage_text, stdout); return -1;
 		case 'V': printf("dlprofctl " PACKAGE_VERSION "\n"); return -1;
 		case ':': return usage_error("option %s needs a value", argv[optind - 1]);
@@ -824,7 +979,7 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 static int run_command(struct ctl *c, int argc, char **argv)
 {
 	static const char *const commands[] = {"status", "jobs", "job", "workloads", "recommend",
-					       "report", "end"};
+					       "report", "end", "run"};
 	const char *cmd = argv[0];
 
 	if (strcmp(cmd, "status") == 0 && argc == 1)
@@ -843,6 +998,8 @@ static int run_command(struct ctl *c, int argc, char **argv)
 		return cmd_report(c, argv[1], argv + 2, argc - 2);
 	if (strcmp(cmd, "end") == 0 && argc == 2)
 		return cmd_end(c, argv[1]);
+	if (strcmp(cmd, "run") == 0 && argc >= 2)
+		return cmd_run(c, argv + 1);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cmd, commands[i]) == 0)
 			return usage_error("%s: wrong number of arguments", cmd);

@@ -14,7 +14,9 @@ A rank can be made slow by a cause a real job meets (--slow R --cause):
   data       rank R decodes its batches from text in its data phase, the
              others take them ready.
 
-Writes {"ranks": [{"rank", "job_id", "steps"}], ...} to --out.
+Writes {"ranks": [{"rank", "job_id", "steps"}], ...} to --out.  With
+--launched it is one rank a launcher started (`dlprofctl run`), writing
+rank<N>.json beside --out.
 """
 
 import argparse
@@ -100,6 +102,8 @@ def main():
     ap.add_argument("--pin", action="store_true", help="bind rank r to CPU r mod the CPUs")
     ap.add_argument("--ddp", action="store_true")
     ap.add_argument("--spawn", action="store_true")
+    ap.add_argument("--launched", action="store_true",
+                    help="this process is one rank a launcher started (RANK, WORLD_SIZE set): run it")
     ap.add_argument("--out", required=True)
     ap.add_argument("--rank-of-child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out-dir", default=None, help=argparse.SUPPRESS)
@@ -108,6 +112,11 @@ def main():
         args.pin = True
     if args.rank_of_child is not None:
         rank_main(args.rank_of_child, int(os.environ["WORLD_SIZE"]), args, args.out_dir)
+        return
+    if args.launched:
+        # Started by `dlprofctl run` or srun: the ranks' files are gathered by whoever reads --out's folder.
+        rank_main(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), args,
+                  os.path.dirname(os.path.abspath(args.out)))
         return
     out_dir = os.path.dirname(os.path.abspath(args.out))
     port = free_port()
