@@ -45,13 +45,15 @@ TESTS += \
 	tests/browser/pages.mjs \
 	tests/browser/safety.mjs \
 	tests/browser/diagnosis.mjs \
-	tests/browser/live.mjs
+	tests/browser/live.mjs \
+	tests/browser/ranks.mjs
 EXTRA_DIST += \
 	tests/browser/static.mjs \
 	tests/browser/pages.mjs \
 	tests/browser/safety.mjs \
 	tests/browser/diagnosis.mjs \
 	tests/browser/live.mjs \
+	tests/browser/ranks.mjs \
 	tests/browser/lib/tap.mjs \
 	tests/browser/lib/harness.mjs \
 	tests/browser/lib/seed.mjs \

@@ -1,7 +1,9 @@
 /*
  * The Job page: one job live.  Its headline first: what holds it back, in
  * plain words, with the fix the tuner prices (GET /api/v1/jobs/{id}/report).
- * Then its throughput with the timeline of the
+ * A distributed job's ranks next (GET /api/v1/jobs/{id}: each rank's node,
+ * step time and share of it spent waiting in collectives), the straggler
+ * the report names marked.  Then its throughput with the timeline of the
  * configs the tuner assigned laid over it (one strip per phase, a band and a
  * line at each switch), then step time, loss, CPU use and busy threads, IPC
  * and cache misses, GPU and memory where they are counted, the config it
@@ -42,7 +44,7 @@ function panelSpecs(collectorNote) {
 }
 
 /* Names the panels above show; any other series is the job's own metric. */
-const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s)$|^(cpu|mem|gpu|perf|papi|likwid|sched|load)\./;
+const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s|comm_wait_s)$|^(cpu|mem|gpu|perf|papi|likwid|sched|load)\.|^rank\d+\./;
 
 /*
  * The time of a job's first throughput sample when it precedes the job's
@@ -89,6 +91,7 @@ const VERDICT_TITLES = {
 	checkpoint_cost: 'Checkpoints cost',
 	memory_bound: 'Memory-bound',
 	compute_bound: 'Compute-bound',
+	straggler: 'A straggler',
 };
 
 /* The headline: each verdict with its hint and fix, or that nothing holds the job back. */
@@ -108,6 +111,35 @@ function diagnosisCard(report) {
 			h('p', {}, v.hint),
 			v.fix ? h('p', { class: 'fix' }, 'Fix: ', h('code', {}, v.fix.text)) : null))),
 		...notes);
+}
+
+/* A distributed job's ranks seen from this node, the straggler marked; null for a job of one process. */
+function ranksCard(job, report) {
+	const ranks = job.ranks || [];
+	if (!ranks.length)
+		return null;
+	const slow = ((report && report.verdicts) || []).find((v) => v.kind === 'straggler');
+	const cols = [
+		{ label: 'Rank', cell: (k) => [String(k.rank), slow && slow.rank === k.rank ? badge('straggler', 'failed') : null] },
+		{ label: 'Node', cell: (k) => k.node },
+		{ label: 'Local', num: true, wide: true, cell: (k) => (k.local_rank ?? '–').toString() },
+		{ label: 'Pid', num: true, wide: true, cell: (k) => (k.pid ?? '–').toString() },
+		{ label: 'Step time', num: true, cell: (k) => k.step_time_s == null ? '–' : fmt.num(k.step_time_s) + ' s' },
+		{ label: 'Waiting', num: true, cell: (k) => k.comm_share == null ? '–' : fmt.pct(k.comm_share) },
+		{ label: 'Data phase', num: true, wide: true, cell: (k) => k.data_time_s == null ? '–' : fmt.num(k.data_time_s) + ' s' },
+		{ label: 'Samples/s', num: true, cell: (k) => k.samples_per_s == null ? '–' : fmt.num(k.samples_per_s) },
+		{ label: 'CPU cores', num: true, wide: true, cell: (k) => k.cpu_cores == null ? '–' : fmt.num(k.cpu_cores, 2) },
+		{ label: 'State', cell: (k) => badge(k.state, k.state) },
+	];
+	const elsewhere = job.ranks_elsewhere > 0
+		? h('p', { class: 'chart-note', 'data-testid': 'ranks-elsewhere' },
+			`${job.ranks_elsewhere} of its ${job.world_size} ranks run on other nodes; this node shows its own.`) : null;
+	return h('section', { class: 'card', 'data-testid': 'ranks' },
+		h('h2', {}, `Ranks: ${ranks.length} of ${job.world_size}`),
+		table(cols, ranks, (k) => slow && slow.rank === k.rank ? 'straggler' : null),
+		h('p', { class: 'chart-note' }, 'Waiting: the share of a step the rank spends in collectives, waiting for the others. ' +
+			'The job\'s throughput is all ranks\' together.'),
+		elsewhere);
 }
 
 function configCard(job) {
@@ -210,6 +242,7 @@ class JobView {
 		this.earliest = null;   /* time of the job's first throughput sample, once there is one */
 		this.head = h('div', { class: 'page-head' });
 		this.diagBox = h('div');
+		this.ranksBox = h('div');
 		this.emptyBox = h('div');
 		this.tp = new ThroughputCard();
 		this.panels = panelSpecs((re, what) => this.collectorNote(re, what))
@@ -220,7 +253,7 @@ class JobView {
 		this.cfgBox = h('div');
 		this.trialsBox = h('div');
 		this.detailsBox = h('div');
-		replace(main, this.head, this.diagBox, this.emptyBox, this.tp.el, h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
+		replace(main, this.head, this.diagBox, this.ranksBox, this.emptyBox, this.tp.el, h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
 			this.missingNote, this.otherGrid, this.cfgBox, this.trialsBox, this.detailsBox);
 	}
 
@@ -256,11 +289,13 @@ class JobView {
 		const names = new Set(latest.keys());
 		replace(this.head, ...header(job));
 		/* A daemon without the report (older, or diagnosis off) shows no headline. */
-		replace(this.diagBox, diagnosisCard(await api(`jobs/${encodeURIComponent(this.id)}/report`, signal).catch((e) => {
+		const report = await api(`jobs/${encodeURIComponent(this.id)}/report`, signal).catch((e) => {
 			if (e.name === 'AbortError')
 				throw e;
 			return null;
-		})));
+		});
+		replace(this.diagBox, diagnosisCard(report));
+		replace(this.ranksBox, ranksCard(job, report));
 		this.tp.update(latest, trials, range, job.state === 'running',
 			await series(this.id, 'samples_per_s', range[0], range[1], signal));
 		replace(this.emptyBox, names.size ? null : nothingYet(this.id));
