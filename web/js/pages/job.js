@@ -120,7 +120,7 @@ function ranksCard(job, report) {
 		return null;
 	const slow = ((report && report.verdicts) || []).find((v) => v.kind === 'straggler');
 	const cols = [
-		{ label: 'Rank', cell: (k) => [String(k.rank), slow && slow.rank === k.rank ? badge('straggler', 'failed') : null] },
+		{ label: 'Rank', cell: (k) => [String(k.rank), slow && slow.rank === k.rank ? [' ', badge('straggler', 'failed')] : null] },
 		{ label: 'Node', cell: (k) => k.node },
 		{ label: 'Local', num: true, wide: true, cell: (k) => (k.local_rank ?? '–').toString() },
 		{ label: 'Pid', num: true, wide: true, cell: (k) => (k.pid ?? '–').toString() },
