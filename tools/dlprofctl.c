@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ struct ctl {
 	const char *state;       /* jobs: running | ended | all */
 	const char *exit_status; /* end: the job's exit status */
 	const char *workload;    /* run: the job's workload */
-	int ranks;               /* run: ranks to start; 0: the allocation's, or 1 */
+	int ranks;               /* run: ranks to start; 0: the allocation's, or 1; -1: the tuner's */
 };
 
 static const char *const ctl_usage_text =
@@ -62,9 +63,9 @@ static const char *const ctl_usage_text =
 	"  report JOB NAME=VALUE... [--phase NAME]\n"
 	"                                  send metric samples for a job\n"
 	"  end JOB [--exit-status N]       mark a job ended\n"
-	"  run [--workload W] [--ranks N] -- COMMAND [ARGS...]\n"
-	"                                  start COMMAND as a job (N ranks) with the\n"
-	"                                  daemon's config; exits with its status\n"
+	"  run [--workload W] [--ranks N|auto] -- COMMAND [ARGS...]\n"
+	"                                  start COMMAND as a job (N ranks; auto: the\n"
+	"                                  tuner's) with the daemon's config\n"
 	"JOB is a job id, or an external id such as slurm:1234.\n"
 	"\n"
 	"Options:\n"
@@ -826,6 +827,20 @@ static void run_explain(const json_t *answer, int ranks, int slurm, const char *
 		fprintf(stderr, "dlprofctl run:   %s=%s\n", name, json_string_value(v));
 }
 
+/* Ranks per node worth trying: powers of two up to the CPUs this process may use. */
+static json_t *rank_values(void)
+{
+	json_t *v = json_array();
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		cpus = CPU_COUNT(&set);
+	for (long n = 1; n <= cpus && n <= 256; n *= 2)
+		json_array_append_new(v, json_integer(n));
+	return v;
+}
+
 /*
  * run: registers the job (the answer carries its config and the variables
  * that config sets), starts COMMAND as its ranks with those variables,
@@ -847,7 +862,7 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 		ranks = slurm && nt ? atoi(nt) : 1;
 		why_ranks = slurm && nt ? "the allocation's SLURM_NTASKS" : "no --ranks given";
 	}
-	if (ranks < 1)
+	if (ranks == 0)
 		ranks = 1;
 	run_identity(slurm, ext, sizeof(ext));
 	command_text(cmd, command, 4096);
@@ -855,16 +870,24 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 			 c->workload ? c->workload : ctl_run_workload(cmd, workload, sizeof(workload)), "pid",
 			 (json_int_t)getpid(), "external_id", ext, "command", command);
 	free(command);
+	/* Ranks are the job's to choose when nothing fixes them: a static knob the tuner tunes with the threads per rank. */
+	if (ranks < 0 && body)
+		json_object_set_new(body, "knobs", json_pack("{s:{s:o, s:b}}", "ranks", "values", rank_values(), "runtime", 0));
 	rc = ctl_call(c, "POST", "/api/v1/jobs", body, &answer, NULL);
 	json_decref(body);
 	if (rc != CTL_EXIT_OK)
 		return rc;
+	if (ranks < 0) {
+		json_t *r = json_object_get(json_object_get(answer, "config"), "ranks");
+		ranks = json_is_integer(r) && json_integer_value(r) >= 1 ? (int)json_integer_value(r) : 1;
+		why_ranks = json_is_integer(r) ? "the daemon's choice of the ranks knob" : "no --ranks given";
+	}
 	if (run_environment(c, answer, ranks, slurm, json_string_value(json_object_get(answer, "workload"))) < 0) {
 		json_decref(answer);
 		return CTL_EXIT_BAD_REPLY;
 	}
 	run_explain(answer, ranks, slurm, why_ranks);
-	status = ctl_run_ranks(cmd, slurm && !c->ranks ? 0 : ranks, slurm);
+	status = ctl_run_ranks(cmd, slurm && c->ranks == 0 ? 0 : ranks, slurm);
 	body = json_pack("{s:i}", "exit_status", status < 0 ? 127 : status);
 	snprintf(ext, sizeof(ext), "/api/v1/jobs/%lld/end", (long long)json_integer_value(json_object_get(answer, "id")));
 	/* The ranks' own ends may have ended it already; this records the launcher's status. */
@@ -960,9 +983,9 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 		case OPT_ALL: c->state = "all"; break;
 		case OPT_WORKLOAD: c->workload = optarg; break;
 		case OPT_RANKS:
-			c->ranks = atoi(optarg);
-			if (c->ranks < 1 || c->ranks > 4096)
-				return usage_error("--ranks %s: a count of 1 to 4096 is needed", optarg);
+			c->ranks = strcmp(optarg, "auto") == 0 ? -1 : atoi(optarg);
+			if (c->ranks == 0 || c->ranks > 4096)
+				return usage_error("--ranks %s: a count of 1 to 4096, or auto, is needed", optarg);
 			break;
 		case 'h': fputs(ctl_usage_text, stdout); return -1;
 		case 'V': printf("dlprofctl " PACKAGE_VERSION "\n"); return -1;

@@ -7,7 +7,8 @@ mapping (the registration answer's env) and the run id the ranks share;
 prints what it chose on stderr; ends the job with the first failing rank's
 status and exits with it.  A real gloo job of 2 ranks under it is the
 launcher's one job with both ranks.  One process gets DLPROF_JOB, and the
-client reports to that job.
+client reports to that job.  --ranks auto declares ranks per node as a
+static knob and starts as many as the daemon's config says.
 """
 
 import json
@@ -53,6 +54,17 @@ with Daemon() as d:
         assert lines[0][7] == str(j["config"]["intra_threads"]), (lines, j["config"])
         assert "dlprofctl run: job %d, workload launch-test: 3 ranks" % j["id"] in err, err
         assert "OMP_NUM_THREADS=%s" % lines[0][7] in err, err
+
+    @tap.test("--ranks auto: ranks per node are a static knob; the launcher starts the daemon's choice")
+    def _():
+        rc, out, err = run(d, "--workload", "auto-ranks", "--ranks", "auto", "--", "sh", "-c",
+                           'echo "$WORLD_SIZE $DLPROF_KNOB_RANKS $OMP_NUM_THREADS"')
+        assert rc == 0, (rc, out, err)
+        j = [x for x in jobs(d) if x["workload"] == "auto-ranks"][0]
+        assert j["knobs"]["ranks"]["runtime"] is False and 1 in j["knobs"]["ranks"]["values"], j["knobs"]
+        n = j["config"]["ranks"]
+        assert out.split("\n").count("%d %d %d" % (n, n, j["config"]["intra_threads"])) == n, (out, j["config"])
+        assert "the daemon's choice of the ranks knob" in err, err
 
     @tap.test("one process: DLPROF_JOB names the job the launcher registered")
     def _():
