@@ -796,8 +796,8 @@ static int run_environment(const struct ctl *c, const json_t *answer, int ranks,
 		/* One process: the client reports for this job rather than joining it as a rank. */
 		snprintf(host, sizeof(host), "%lld", (long long)json_integer_value(json_object_get(answer, "id")));
 		setenv("DLPROF_JOB", host, 1);
-		return 0;
 	}
+	/* env:// wants a rendezvous for one rank too. */
 	if (port < 0) {
 		fprintf(stderr, "dlprofctl run: no free port for MASTER_PORT\n");
 		return -1;

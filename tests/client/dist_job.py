@@ -43,7 +43,7 @@ def rank_main(rank, world, args, out_dir):
     import torch.distributed as dist
     import dlprof
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads or int(os.environ.get("OMP_NUM_THREADS") or 1))
     if args.pin:
         all_cpus = cpus()
         os.sched_setaffinity(0, {all_cpus[rank % len(all_cpus)]})
@@ -52,8 +52,10 @@ def rank_main(rank, world, args, out_dir):
     torch.manual_seed(rank)
     model = torch.nn.Sequential(*[m for _ in range(args.layers) for m in
                                   (torch.nn.Linear(args.width, args.width), torch.nn.ReLU())])
-    with dlprof.session(workload="dist-mlp", params={"width": args.width, "batch": args.batch},
-                        interval=0.3) as s:
+    # --threads fixes the layout: the daemon may not change the threads per rank.
+    knobs = {"intra_threads": {"values": [args.threads]}} if args.threads else None
+    with dlprof.session(workload=args.workload, params={"width": args.width, "batch": args.batch},
+                        interval=0.3, knobs=knobs) as s:
         if args.ddp:
             model = torch.nn.parallel.DistributedDataParallel(model)
             model.register_comm_hook(None, s.ddp_comm_hook())
@@ -96,6 +98,8 @@ def main():
     ap.add_argument("--width", type=int, default=384)
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--workload", default="dist-mlp")
+    ap.add_argument("--threads", type=int, default=0, help="threads per rank (default OMP_NUM_THREADS, else 1)")
     ap.add_argument("--slow", type=int, default=-1)
     ap.add_argument("--cause", choices=("neighbour", "data"), default=None)
     ap.add_argument("--decode", type=int, default=6, help="times the slow rank decodes its batch (data)")
