@@ -25,9 +25,9 @@
 #include <stddef.h>
 
 /* The straggler's own work is at least this many times the other ranks' median ... */
-#define DIAG_STRAGGLER_RATIO 1.1
+#define DIAG_STRAGGLER_RATIO 1.2
 /* ... and the other ranks wait at least this share of their steps for it. */
-#define DIAG_STRAGGLER_WAIT_SHARE 0.1
+#define DIAG_STRAGGLER_WAIT_SHARE 0.15
 /* Ranks with fewer steps reported are not judged yet. */
 #define DIAG_STRAGGLER_MIN_STEPS 3
 

@@ -114,15 +114,25 @@ with Daemon() as d:
         s = stragglers(report(d, jid))
         assert len(s) == 1 and s[0]["rank"] == 2 and s[0]["cause"] == "data_phase", s
 
-    @tap.test("2 ranks bound to CPUs, a busy process shares rank 1's: rank 1 is the straggler")
-    def _():
-        # Wide layers: the rank's own work, which the neighbour slows, outweighs the transfer.
-        jid, result = run_dist(d, "--ranks", "2", "--steps", "20", "--width", "1024", "--slow", "1",
-                               "--cause", "neighbour")
-        check_one_job(d, jid, result, 2)
-        s = stragglers(report(d, jid))
-        # The cause is what the daemon reads of the CPUs: a busy neighbour, or on a node already
-        # crowded by others every rank waits and it says oversubscribed.
-        assert len(s) == 1 and s[0]["rank"] == 1, (s, job(d, jid)["ranks"])
-        assert s[0]["cause"] in ("busy_neighbour", "oversubscribed"), s
+    # A busy neighbour slows a rank only relative to what else the node runs: under other users'
+    # higher-priority load (this machine's builds and fuzzers) every rank crawls alike and the
+    # neighbour changes nothing measurable.  Then the job is balanced and the case says so.
+    name = "2 ranks bound to CPUs, a busy process shares rank 1's: rank 1 is the straggler"
+    jid, result = run_dist(d, "--ranks", "2", "--steps", "20", "--width", "1024", "--slow", "1",
+                           "--cause", "neighbour")
+    ranks = job(d, jid)["ranks"]
+    own = [k["step_time_s"] - k["comm_wait_s"] for k in ranks]
+    excess = ranks[0]["comm_share"] - ranks[1]["comm_share"]
+    if own[1] < 1.3 * own[0] or excess < 0.2:
+        tap.skip(name, "the node's other load drowned the neighbour: rank 1's own work %.2fx rank 0's, "
+                 "rank 0 waits %.0f%% more of a step" % (own[1] / own[0], excess * 100))
+    else:
+        @tap.test(name)
+        def _():
+            check_one_job(d, jid, result, 2)
+            s = stragglers(report(d, jid))
+            # The cause is what the daemon reads of the CPUs: a busy neighbour, or on a node already
+            # crowded by others every rank waits and it says oversubscribed.
+            assert len(s) == 1 and s[0]["rank"] == 1, (s, ranks)
+            assert s[0]["cause"] in ("busy_neighbour", "oversubscribed"), s
 tap.done()

@@ -144,7 +144,7 @@ test_not_judged(void **state)
 	balanced(r, 1);
 	assert_false(diag_straggler_find(r, 1, &out));
 	balanced(r, 4);
-	r[1].comm_s = 0.16;         /* others wait 8% of a step for it: below the share */
+	r[1].comm_s = 0.14;         /* others wait 12% of a step for it: below the share */
 	assert_false(diag_straggler_find(r, 4, &out));
 	for (int i = 0; i < 4; i++)
 		r[i].step_s = NAN;      /* no step time: nothing judged */
