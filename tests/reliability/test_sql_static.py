@@ -76,9 +76,10 @@ def sql_argument_ok(c, pos, arg, consts, depth=0):
         return constant_expr(local.group(1), consts)
     if arg in params:
         i = params.index(arg)
-        # Every call of the function (not its own header line) must pass a constant there.
+        # Every call of the function must pass a constant there; its header line is not a call,
+        # whether the return type shares the line or stands on the line above.
         calls = [m for m in re.finditer(r"\b%s\(" % fn, c)
-                 if not re.match(r"^\w[^;{}]*$", c[c.rfind("\n", 0, m.start()) + 1:m.start()])]
+                 if not re.match(r"^(\w[^;{}]*)?$", c[c.rfind("\n", 0, m.start()) + 1:m.start()])]
         seen = False
         for m in calls:
             args = split_args(c[m.end():])
