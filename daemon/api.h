@@ -31,6 +31,9 @@ void api_metrics(const struct http_request *req, struct http_response *resp);
 void api_recommend(const struct http_request *req, struct http_response *resp);
 void api_workloads_list(const struct http_request *req, struct http_response *resp);
 void api_workload_get(const struct http_request *req, struct http_response *resp);
+/* api_cluster.c */
+void api_cluster_workloads(const struct http_request *req, struct http_response *resp);
+void api_cluster_workload(const struct http_request *req, struct http_response *resp);
 /* api_static.c */
 void api_static(const struct http_request *req, struct http_response *resp);
 

@@ -16,6 +16,7 @@ struct sampler;
 struct daemon_stats;
 struct diag;
 struct live;
+struct cluster;
 
 /*
  * Limits that handlers read on every request.  Copied from the configuration
@@ -36,6 +37,7 @@ struct app {
 	struct daemon_stats *stats;
 	struct diag *diag;             /* job diagnosis: thresholds and /metrics' cache; NULL: off */
 	struct live *live;             /* the live event streams (live.h); NULL: off */
+	struct cluster *cluster;       /* the shared store's link; NULL: cluster_store unset */
 	struct app_limits limits;
 	const char *web_root;          /* owned by the configuration in force */
 };

@@ -70,6 +70,9 @@ struct config {
 	double ingest_rate;
 	double ingest_burst;
 	long queue_limit;
+	char *cluster_store;             /* libpq conninfo; "": no cluster store */
+	char *cluster_node;              /* "": the hostname */
+	long cluster_outbox_limit;
 	double explore_share;
 	double gain_threshold;
 	double diag_sustain_s;           /* the diagnosis' thresholds (diagnosis.h) */

@@ -2,7 +2,7 @@
 # link against, so tests exercise the real sources.
 noinst_LIBRARIES += daemon/libdlprof.a
 daemon_libdlprof_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) \
-	$(INIH_CFLAGS) $(JEMALLOC_CFLAGS) $(SYSTEMD_CFLAGS) $(PAPI_CFLAGS)
+	$(INIH_CFLAGS) $(JEMALLOC_CFLAGS) $(SYSTEMD_CFLAGS) $(PAPI_CFLAGS) $(PQ_CFLAGS)
 daemon_libdlprof_a_SOURCES = \
 	daemon/app.h daemon/clock.h \
 	daemon/log.c daemon/log.h \
@@ -38,13 +38,17 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_series.c \
 	daemon/live.c daemon/live.h \
 	daemon/api_prometheus.c \
+	daemon/cluster.c daemon/cluster.h \
+	daemon/cluster_pg.c daemon/cluster_pg.h \
+	daemon/store_cluster.c daemon/store_cluster.h \
+	daemon/api_cluster.c \
 	$(COLLECTOR_SOURCES) \
 	$(DIAG_SOURCES) \
 	$(TUNER_SOURCES)
-nodist_daemon_libdlprof_a_SOURCES = daemon/migrations.c
+nodist_daemon_libdlprof_a_SOURCES = daemon/migrations.c daemon/cluster_migrations.c
 
 DLPROF_LIBS = daemon/libdlprof.a $(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(INIH_LIBS) \
-	$(JEMALLOC_LIBS) $(SYSTEMD_LIBS)
+	$(JEMALLOC_LIBS) $(SYSTEMD_LIBS) $(PQ_LIBS)
 
 sbin_PROGRAMS += daemon/dlprofd
 daemon_dlprofd_SOURCES = daemon/main.c

@@ -26,6 +26,7 @@
 #include "alloc_watch.h"
 #include "app.h"
 #include "config.h"
+#include "cluster.h"
 #include "diag_report.h"
 #include "jobs.h"
 #include "live.h"
@@ -186,6 +187,13 @@ static int daemon_start(struct daemon *d)
 	/* A few dashboards' worth: a stream holds a connection for as long as its page is open. */
 	if (!(d->app.live = live_new(LIVE_MAX_STREAMS)))
 		return -1;
+	if (cfg->cluster_store[0]) {
+		struct cluster_options co = {.conninfo = cfg->cluster_store,
+					     .node = cfg->cluster_node[0] ? cfg->cluster_node : d->node.hostname,
+					     .hw_class = d->node.hw_class, .outbox_limit = cfg->cluster_outbox_limit};
+		if (!(d->app.cluster = cluster_start(d->app.store, d->app.tuner, &co)))
+			return -1;
+	}
 	if (!(d->app.sampler = sampler_start(&d->app, &sam)))
 		return -1;
 	if (!(d->server = server_start(&d->app, &srv)))
@@ -206,6 +214,7 @@ static void daemon_stop(struct daemon *d)
 	sampler_stop(d->app.sampler);
 	live_free(d->app.live);
 	jobs_free(d->app.jobs);
+	cluster_stop(d->app.cluster);
 	if (d->app.tuner)
 		tuner_close(d->app.tuner);
 	store_close(d->app.store);

@@ -12,5 +12,7 @@ struct migration {
 };
 
 extern const struct migration migrations[];
+/* The cluster store's PostgreSQL schema (sql/cluster/), applied by cluster.c. */
+extern const struct migration cluster_migrations[];
 
 #endif

@@ -19,6 +19,8 @@ const struct route dlprof_routes[] = {
 	{"GET", "/api/v1/recommend", api_recommend, ACCESS_READ},
 	{"GET", "/api/v1/workloads", api_workloads_list, ACCESS_READ},
 	{"GET", "/api/v1/workloads/{name}", api_workload_get, ACCESS_READ},
+	{"GET", "/api/v1/cluster/workloads", api_cluster_workloads, ACCESS_READ},
+	{"GET", "/api/v1/cluster/workloads/{name}", api_cluster_workload, ACCESS_READ},
 	{"GET", "/*", api_static, ACCESS_READ},
 	{NULL, NULL, NULL, ACCESS_READ},
 };

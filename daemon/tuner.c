@@ -1132,3 +1132,39 @@ void tuner_job_end(struct tuner *t, int64_t job_id)
 	pthread_mutex_unlock(&t->lock);
 	writes_flush(t, wl);
 }
+
+/*
+ * A trial of another node of this hardware class (cluster.c): pooled like
+ * the node's own, so the next recommendation or job start uses it.  A
+ * workload seen only elsewhere is created with the knobs declared there; a
+ * workload this node already has keeps its own declaration.
+ */
+int tuner_learn_remote(struct tuner *t, const struct tuner_remote_trial *r)
+{
+	json_t *canon, *decl = r->declared_json ? json_loads(r->declared_json, 0, NULL) : NULL;
+	struct tuner_workload *w;
+	struct tuner_phase *ph;
+	struct learner_stats s = {0};
+	double var = r->n > 1 ? r->m2 / (double)(r->n - 1) / (double)r->n : NAN;
+	int rc = -1;
+
+	if (r->n < 2 || !learner_stats_add(&s, r->n, r->mean, var) || !r->phase ||
+	    !(canon = tuner_params_canonical(r->params))) {
+		json_decref(decl);
+		return -1;
+	}
+	pthread_mutex_lock(&t->lock);
+	if (!(w = tuner_workload_find(t, r->workload, canon, r->objective)))
+		w = workload_new(t, 0, r->workload, canon, r->objective, json_is_object(decl) ? decl : NULL);
+	if (w) {
+		ph = tuner_phase_get(w, r->phase, false);
+		pool_learn(w, r->phase, r->config, config_candidate(w, r->config), &s,
+			   ph && r->t_start < ph->drift_t);
+		tuner_cache_changed(t);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&t->lock);
+	json_decref(canon);
+	json_decref(decl);
+	return rc;
+}

@@ -85,4 +85,19 @@ json_t *tuner_workloads(struct tuner *t);
  */
 json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, const char *objective);
 
+/* A trial measured on another node of this hardware class (cluster.c). */
+struct tuner_remote_trial {
+	const char *workload;
+	const json_t *params;         /* object */
+	const char *objective;
+	const char *phase;            /* "" for the whole job */
+	const char *config;           /* JSON text as the node stored it */
+	const char *declared_json;    /* the knobs its workload was declared with there, or NULL */
+	long n;                       /* measured steps */
+	double mean, m2, t_start;
+};
+
+/* Learns r as if measured here; -1 when it cannot be used (too short, bad numbers). */
+int tuner_learn_remote(struct tuner *t, const struct tuner_remote_trial *r);
+
 #endif

@@ -4,18 +4,18 @@
 # Building and running the daemon.
 DLPROF_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config
  libmicrohttpd-dev libsqlite3-dev libjemalloc-dev libjansson-dev libinih-dev
- libsystemd-dev libpapi-dev likwid libcurl4-openssl-dev"
+ libsystemd-dev libpapi-dev likwid libcurl4-openssl-dev libpq-dev"
 
 # Running every suite: unit (cmocka), integration (python3), end to end
 # with PyTorch on an optimized BLAS, browser (chromium + node), metrics
 # checks (promtool, and a real server scraping the daemon, from
 # prometheus), fuzzing (clang), the python3-dlprof package (debhelper,
-# dh-python).
+# dh-python), a PostgreSQL server for the cluster store's tests.
 DLPROF_TEST_PACKAGES="libcmocka-dev python3 python3-torch libopenblas0-openmp
  sqlite3 curl procps chromium prometheus clang wrk iproute2
  python3-pip python3-setuptools python3-wheel
  slurmctld slurmd slurm-client munge libslurm-dev groff-base
- debhelper dh-python"
+ debhelper dh-python postgresql"
 # A machine may already have Node.js from elsewhere (with its own npm);
 # Debian's nodejs/npm would conflict with it, so only add what is missing.
 command -v node >/dev/null 2>&1 || DLPROF_TEST_PACKAGES="$DLPROF_TEST_PACKAGES nodejs"

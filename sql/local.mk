@@ -6,11 +6,18 @@ MIGRATIONS = \
 	sql/004_phase_index.sql \
 	sql/006_ingest_seq.sql \
 	sql/007_series_blocks.sql \
+	sql/008_cluster_outbox.sql \
 	sql/009_ranks.sql
+# The cluster store's schema on PostgreSQL, versioned the same way.
+CLUSTER_MIGRATIONS = \
+	sql/cluster/001_shared.sql
 
-EXTRA_DIST += $(MIGRATIONS) build-aux/sql2c.sh
-BUILT_SOURCES += daemon/migrations.c
-CLEANFILES += daemon/migrations.c
+EXTRA_DIST += $(MIGRATIONS) $(CLUSTER_MIGRATIONS) build-aux/sql2c.sh
+BUILT_SOURCES += daemon/migrations.c daemon/cluster_migrations.c
+CLEANFILES += daemon/migrations.c daemon/cluster_migrations.c
 
 daemon/migrations.c: $(MIGRATIONS) $(top_srcdir)/build-aux/sql2c.sh $(top_srcdir)/sql/local.mk
 	$(AM_V_GEN)$(MKDIR_P) daemon && (cd $(top_srcdir) && $(SHELL) build-aux/sql2c.sh $(MIGRATIONS)) > $@.tmp && mv $@.tmp $@
+
+daemon/cluster_migrations.c: $(CLUSTER_MIGRATIONS) $(top_srcdir)/build-aux/sql2c.sh $(top_srcdir)/sql/local.mk
+	$(AM_V_GEN)$(MKDIR_P) daemon && (cd $(top_srcdir) && SQL2C_TABLE=cluster_migrations $(SHELL) build-aux/sql2c.sh $(CLUSTER_MIGRATIONS)) > $@.tmp && mv $@.tmp $@

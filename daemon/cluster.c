@@ -1,0 +1,473 @@
+/*
+ * The cluster store's thread (see cluster.h).  One loop: connect (with a
+ * doubling back-off while the database is away), migrate the shared
+ * schema, LISTEN, then push the outbox, pull what other nodes of this
+ * hardware class sent since the last pull and refresh the cluster view,
+ * each on its own schedule, waiting in between on the socket.
+ *
+ * Why LISTEN/NOTIFY and a poll: a notification reaches every listening
+ * node within milliseconds of the commit, so a trial is known everywhere
+ * within the push delay (the outbox is read every PUSH_EVERY_S) and one
+ * PULL_GAP_S; the pull itself reads "seq > cursor", so however many
+ * notifications arrive a node pulls at most once per PULL_GAP_S, and
+ * nothing is lost when a notification is (the connection was down, a
+ * notification queue overflowed): the poll every POLL_EVERY_S catches up.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cluster.h"
+#include "cluster_pg.h"
+#include "log.h"
+#include "store_cluster.h"
+#include "tuner.h"
+
+#define CHANNEL "dlprofd_trials"
+#define CONNECT_TIMEOUT_S 10.0
+#define QUERY_TIMEOUT_S 30.0
+#define BACKOFF_MIN_S 1.0
+#define BACKOFF_MAX_S 30.0
+#define PUSH_EVERY_S 0.5      /* the outbox is looked at this often */
+#define PUSH_BATCH 500        /* trials per push */
+#define PULL_GAP_S 1.0        /* at most one pull per this, however many notifications */
+#define POLL_EVERY_S 5.0      /* a pull at least this often */
+#define PULL_BATCH 2000       /* trials per pull query */
+#define VIEW_EVERY_S 15.0     /* the cluster view is refreshed this often ... */
+#define VIEW_FRESH_S 2.0      /* ... or, when asked for, once older than this */
+
+static const char sql_push[] = "SELECT dlprofd_push($1::json)";
+/* Other nodes' trials of this class after the cursor, in commit order (see sql/cluster/001). */
+static const char sql_pull[] =
+	"SELECT coalesce(json_agg(x ORDER BY x.seq), '[]'), coalesce(max(x.seq), $2::bigint) FROM "
+	"(SELECT seq, workload, params, objective, phase, config, n, mean, m2, t_start, declared "
+	"FROM dlprofd_trials WHERE hw_class = $1 AND seq > $2::bigint AND store_id <> $3 "
+	"ORDER BY seq LIMIT $4::integer) x";
+/*
+ * Per workload: its trials, nodes and jobs, its classes, and per variant
+ * (params, objective, class) the config of the best mean whole-job value.
+ */
+static const char sql_view[] =
+	"WITH v AS (SELECT workload, params, objective, hw_class, count(*) AS trials, "
+	"count(DISTINCT store_id) AS nodes, count(DISTINCT (store_id, job_id)) AS jobs, "
+	"extract(epoch FROM max(received)) AS updated FROM dlprofd_trials GROUP BY 1, 2, 3, 4), "
+	"b AS (SELECT DISTINCT ON (workload, params, objective, hw_class) workload, params, objective, hw_class, "
+	"config, avg(mean) AS value, count(*) AS trials FROM dlprofd_trials WHERE phase = '' "
+	"GROUP BY workload, params, objective, hw_class, config "
+	"ORDER BY workload, params, objective, hw_class, avg(mean) DESC), "
+	"w AS (SELECT workload, count(*) AS trials, count(DISTINCT store_id) AS nodes, "
+	"count(DISTINCT (store_id, job_id)) AS jobs, json_agg(DISTINCT hw_class) AS classes "
+	"FROM dlprofd_trials GROUP BY workload) "
+	"SELECT coalesce(json_agg(json_build_object('name', w.workload, 'trials', w.trials, 'nodes', w.nodes, "
+	"'jobs', w.jobs, 'classes', w.classes, 'variants', (SELECT json_agg(json_build_object('params', "
+	"v.params::json, 'objective', v.objective, 'hw_class', v.hw_class, 'trials', v.trials, 'nodes', v.nodes, "
+	"'jobs', v.jobs, 'updated', v.updated, 'best', CASE WHEN b.config IS NULL THEN NULL ELSE "
+	"json_build_object('config', b.config::json, 'value', b.value, 'trials', b.trials) END) "
+	"ORDER BY v.trials DESC) FROM v LEFT JOIN b USING (workload, params, objective, hw_class) "
+	"WHERE v.workload = w.workload)) ORDER BY w.workload), '[]') FROM w";
+
+struct cluster {
+	pthread_t thread;
+	int wake[2];                  /* the thread waits on wake[0]; stop and kicks write wake[1] */
+	atomic_bool stop;
+	struct store *st;
+	struct tuner *tuner;
+	char *conninfo, *node, *hw_class;
+	char store_id[STORE_CLUSTER_ID_MAX];
+
+	/* Owned by the thread. */
+	struct cluster_pg pg;
+	long long cursor;             /* the highest seq pulled */
+	double backoff_s;
+	double next_push, next_pull, next_view, last_pull_mono;
+	bool push_failing;
+
+	/* Guarded by lock: what status and the view show. */
+	pthread_mutex_t lock;
+	bool connected;
+	int schema_version;
+	char error[512];
+	long long pushed, pulled;
+	double last_pull;             /* wall time of the last successful pull; 0: none */
+	json_t *view;                 /* the workloads array; NULL until read */
+	double view_t;                /* wall time it was read */
+	double view_wanted;           /* mono time a reader last found it old */
+};
+
+/* Records the link's state; logs only when it changes (a database down for a day logs twice). */
+static void set_state(struct cluster *c, bool connected, const char *error)
+{
+	bool was;
+	char before[sizeof(c->error)];
+
+	pthread_mutex_lock(&c->lock);
+	was = c->connected;
+	memcpy(before, c->error, sizeof(before));
+	c->connected = connected;
+	snprintf(c->error, sizeof(c->error), "%s", error ? error : "");
+	pthread_mutex_unlock(&c->lock);
+	if (connected && !was)
+		log_info("cluster: connected to the shared store (schema %d), node %s, class %s", c->schema_version,
+			 c->node, c->hw_class);
+	else if (error && strcmp(before, error) != 0)
+		log_warnx("cluster: %s; trials wait in the outbox, retrying", error);
+}
+
+/* ---- push ---- */
+
+/* Sends one batch of the outbox; how many trials left it, or -1. */
+static int push_batch(struct cluster *c)
+{
+	json_t *rows = NULL, *row;
+	int64_t last = 0;
+	const char *vals[1];
+	char *text;
+	PGresult *r;
+	size_t i, n;
+	long long added;
+
+	if (store_cluster_outbox_peek(c->st, PUSH_BATCH, &rows, &last) != STORE_OK)
+		return -1;
+	if (last == 0) {
+		json_decref(rows);
+		return 0;
+	}
+	n = json_array_size(rows);
+	json_array_foreach(rows, i, row) {
+		json_object_set_new(row, "store_id", json_string(c->store_id));
+		json_object_set_new(row, "node", json_string(c->node));
+	}
+	text = json_dumps(rows, JSON_COMPACT);
+	json_decref(rows);
+	if (!text)
+		return -1;
+	vals[0] = text;
+	r = n > 0 ? cpg_query(&c->pg, sql_push, 1, vals, QUERY_TIMEOUT_S) : NULL;
+	free(text);
+	if (n > 0 && !r)
+		return -1;
+	added = r ? atoll(PQgetvalue(r, 0, 0)) : 0;
+	PQclear(r);
+	/* Committed there: a crash before this line sends them again, and they are stored once. */
+	if (store_cluster_outbox_done(c->st, last) != STORE_OK)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	c->pushed += added;
+	pthread_mutex_unlock(&c->lock);
+	return (int)n;
+}
+
+static void push(struct cluster *c)
+{
+	int n;
+
+	while ((n = push_batch(c)) >= PUSH_BATCH && !atomic_load(&c->stop))
+		;
+	if (n < 0 && c->pg.conn && !c->push_failing)
+		log_warnx("cluster: push: %s; the trials stay in the outbox", c->pg.error);
+	c->push_failing = n < 0;
+	/* A database that refuses writes (read-only, full) is asked again later, not every half second. */
+	c->next_push = clock_mono_s() + (n < 0 ? c->backoff_s : PUSH_EVERY_S);
+}
+
+/* ---- pull ---- */
+
+/* Teaches one pulled trial to the tuner. */
+static void learn(struct cluster *c, const json_t *row)
+{
+	json_t *params = json_loads(json_string_value(json_object_get(row, "params")), 0, NULL);
+	struct tuner_remote_trial r = {
+		.workload = json_string_value(json_object_get(row, "workload")),
+		.params = params,
+		.objective = json_string_value(json_object_get(row, "objective")),
+		.phase = json_string_value(json_object_get(row, "phase")),
+		.config = json_string_value(json_object_get(row, "config")),
+		.declared_json = json_string_value(json_object_get(row, "declared")),
+		.n = (long)json_integer_value(json_object_get(row, "n")),
+		.mean = json_number_value(json_object_get(row, "mean")),
+		.m2 = json_number_value(json_object_get(row, "m2")),
+		.t_start = json_number_value(json_object_get(row, "t_start")),
+	};
+
+	if (r.workload && r.objective && r.config && json_is_object(params))
+		(void)tuner_learn_remote(c->tuner, &r);
+	json_decref(params);
+}
+
+/* One pull query; how many trials it brought, or -1. */
+static int pull_batch(struct cluster *c)
+{
+	char cursor[32], limit[16];
+	const char *vals[4] = {c->hw_class, cursor, c->store_id, limit};
+	json_t *rows, *row;
+	PGresult *r;
+	size_t i, n;
+
+	snprintf(cursor, sizeof(cursor), "%lld", c->cursor);
+	snprintf(limit, sizeof(limit), "%d", PULL_BATCH);
+	if (!(r = cpg_query(&c->pg, sql_pull, 4, vals, QUERY_TIMEOUT_S)))
+		return -1;
+	rows = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+	c->cursor = atoll(PQgetvalue(r, 0, 1));
+	PQclear(r);
+	n = json_array_size(rows);
+	json_array_foreach(rows, i, row)
+		learn(c, row);
+	json_decref(rows);
+	pthread_mutex_lock(&c->lock);
+	c->pulled += (long long)n;
+	c->last_pull = clock_now_s();
+	pthread_mutex_unlock(&c->lock);
+	return (int)n;
+}
+
+static void pull(struct cluster *c)
+{
+	int n;
+
+	while ((n = pull_batch(c)) >= PULL_BATCH && !atomic_load(&c->stop))
+		;
+	c->last_pull_mono = clock_mono_s();
+	c->next_pull = c->last_pull_mono + (n < 0 ? c->backoff_s : POLL_EVERY_S);
+}
+
+/* ---- the cluster view ---- */
+
+static void view_refresh(struct cluster *c)
+{
+	PGresult *r = cpg_query(&c->pg, sql_view, 0, NULL, QUERY_TIMEOUT_S);
+	json_t *v = r ? json_loads(PQgetvalue(r, 0, 0), 0, NULL) : NULL;
+
+	PQclear(r);
+	c->next_view = clock_mono_s() + VIEW_EVERY_S;
+	if (!json_is_array(v)) {
+		json_decref(v);
+		return;
+	}
+	pthread_mutex_lock(&c->lock);
+	json_decref(c->view);
+	c->view = v;
+	c->view_t = clock_now_s();
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Whether a reader found the view old since the last refresh; consume clears the wish. */
+static bool view_wanted(struct cluster *c, bool consume)
+{
+	bool wanted;
+
+	pthread_mutex_lock(&c->lock);
+	wanted = c->view_wanted > 0;
+	if (consume)
+		c->view_wanted = 0;
+	pthread_mutex_unlock(&c->lock);
+	return wanted;
+}
+
+/* When the view may be refreshed for a reader: VIEW_FRESH_S after the last refresh. */
+static double view_early(const struct cluster *c)
+{
+	return c->next_view - VIEW_EVERY_S + VIEW_FRESH_S;
+}
+
+/* ---- the loop ---- */
+
+/* Connects, migrates and listens; 0, or -1 after recording why. */
+static int link_up(struct cluster *c)
+{
+	int version = 0;
+	PGresult *r;
+
+	if (cpg_connect(&c->pg, c->conninfo, CONNECT_TIMEOUT_S) < 0 || cpg_migrate(&c->pg, &version) < 0)
+		goto fail;
+	if (!(r = cpg_query(&c->pg, "LISTEN " CHANNEL, 0, NULL, QUERY_TIMEOUT_S)))
+		goto fail;
+	PQclear(r);
+	pthread_mutex_lock(&c->lock);
+	c->schema_version = version;
+	pthread_mutex_unlock(&c->lock);
+	c->backoff_s = BACKOFF_MIN_S;
+	c->next_push = c->next_pull = c->next_view = clock_mono_s();
+	set_state(c, true, NULL);
+	return 0;
+fail:
+	cpg_close(&c->pg);
+	set_state(c, false, c->pg.error);
+	return -1;
+}
+
+static double earliest(struct cluster *c)
+{
+	double t = c->next_push;
+
+	if (c->next_pull < t)
+		t = c->next_pull;
+	if (c->next_view < t)
+		t = c->next_view;
+	return view_wanted(c, false) && view_early(c) < t ? view_early(c) : t;
+}
+
+/* Serves one connection until it breaks or the daemon stops. */
+static void link_serve(struct cluster *c)
+{
+	while (c->pg.conn && !atomic_load(&c->stop)) {
+		double now = clock_mono_s(), wait;
+		int notes;
+
+		if (now >= c->next_push)
+			push(c);
+		if (c->pg.conn && now >= c->next_pull)
+			pull(c);
+		if (c->pg.conn && (now >= c->next_view || (now >= view_early(c) && view_wanted(c, true))))
+			view_refresh(c);
+		if (!c->pg.conn)
+			break;
+		wait = earliest(c) - clock_mono_s();
+		c->pg.kicked = false;
+		notes = cpg_wait(&c->pg, CHANNEL, c->hw_class, wait > 0 ? wait : 0);
+		if (notes > 0 && c->next_pull > c->last_pull_mono + PULL_GAP_S)
+			c->next_pull = c->last_pull_mono + PULL_GAP_S;
+	}
+	if (!atomic_load(&c->stop))
+		set_state(c, false, c->pg.error);
+	cpg_close(&c->pg);
+}
+
+static void *cluster_main(void *arg)
+{
+	struct cluster *c = arg;
+
+	while (!atomic_load(&c->stop)) {
+		if (link_up(c) == 0) {
+			link_serve(c);
+			continue;
+		}
+		cpg_sleep(&c->pg, c->backoff_s);
+		c->backoff_s = c->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : c->backoff_s * 2;
+	}
+	cpg_close(&c->pg);
+	return NULL;
+}
+
+static void cluster_free(struct cluster *c)
+{
+	if (c->wake[0] >= 0)
+		close(c->wake[0]);
+	if (c->wake[1] >= 0)
+		close(c->wake[1]);
+	json_decref(c->view);
+	pthread_mutex_destroy(&c->lock);
+	free(c->conninfo);
+	free(c->node);
+	free(c->hw_class);
+	free(c);
+}
+
+struct cluster *cluster_start(struct store *st, struct tuner *t, const struct cluster_options *opt)
+{
+	struct cluster *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c) {
+		log_warn("%s", __func__);
+		return NULL;
+	}
+	c->wake[0] = c->wake[1] = -1;
+	pthread_mutex_init(&c->lock, NULL);
+	atomic_init(&c->stop, false);
+	c->st = st;
+	c->tuner = t;
+	c->backoff_s = BACKOFF_MIN_S;
+	c->conninfo = strdup(opt->conninfo);
+	c->node = strdup(opt->node);
+	c->hw_class = strdup(opt->hw_class);
+	if (!c->conninfo || !c->node || !c->hw_class || pipe2(c->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		log_warn("%s", __func__);
+		cluster_free(c);
+		return NULL;
+	}
+	c->pg.wake_fd = c->wake[0];
+	c->pg.stop = &c->stop;
+	/* A database that cannot be written now still lets the node learn from the others. */
+	if (store_cluster_enable(st, true, opt->outbox_limit, c->store_id, sizeof(c->store_id)) != STORE_OK) {
+		log_warnx("cluster: the outbox could not be enabled; trials of this node are not shared");
+		snprintf(c->store_id, sizeof(c->store_id), "unknown");
+	}
+	if ((rc = pthread_create(&c->thread, NULL, cluster_main, c)) != 0) {
+		log_warnx("%s: pthread_create: %s", __func__, strerror(rc));
+		cluster_free(c);
+		return NULL;
+	}
+	log_info("cluster: sharing trials as node %s (store %s), class %s", c->node, c->store_id, c->hw_class);
+	return c;
+}
+
+static void wake(struct cluster *c)
+{
+	ssize_t rc = write(c->wake[1], "x", 1);
+
+	(void)rc; /* a full pipe already wakes the thread */
+}
+
+void cluster_stop(struct cluster *c)
+{
+	if (!c)
+		return;
+	atomic_store(&c->stop, true);
+	wake(c);
+	pthread_join(c->thread, NULL);
+	cluster_free(c);
+}
+
+json_t *cluster_status(struct cluster *c)
+{
+	long waiting = 0, dropped = 0;
+	json_t *o;
+
+	if (!c)
+		return json_pack("{s:b}", "configured", 0);
+	if (store_cluster_outbox_stats(c->st, &waiting, &dropped) != STORE_OK)
+		waiting = dropped = -1;
+	pthread_mutex_lock(&c->lock);
+	o = json_pack("{s:b, s:b, s:s, s:s, s:s, s:i, s:s?, s:I, s:I, s:{s:I, s:I}, s:o}", "configured", 1,
+		      "connected", c->connected, "node", c->node, "hw_class", c->hw_class, "store_id", c->store_id,
+		      "schema_version", c->schema_version, "error", c->error[0] ? c->error : NULL, "pushed",
+		      (json_int_t)c->pushed, "pulled", (json_int_t)c->pulled, "outbox", "waiting",
+		      (json_int_t)waiting, "dropped", (json_int_t)dropped, "last_pull",
+		      c->last_pull > 0 ? json_real(c->last_pull) : json_null());
+	pthread_mutex_unlock(&c->lock);
+	return o;
+}
+
+json_t *cluster_workloads(struct cluster *c, const char *name)
+{
+	json_t *list, *w, *out = NULL;
+	size_t i;
+	bool kick;
+
+	pthread_mutex_lock(&c->lock);
+	kick = !c->view || clock_now_s() - c->view_t > VIEW_FRESH_S;
+	if (kick)
+		c->view_wanted = clock_mono_s();
+	list = c->view ? json_deep_copy(c->view) : json_array();
+	out = json_pack("{s:o, s:o}", "as_of", c->view ? json_real(c->view_t) : json_null(), "workloads", list);
+	pthread_mutex_unlock(&c->lock);
+	if (kick)
+		wake(c);
+	if (!name)
+		return out;
+	json_array_foreach(list, i, w)
+		if (json_is_string(json_object_get(w, "name")) &&
+		    strcmp(json_string_value(json_object_get(w, "name")), name) == 0) {
+			json_t *one = json_pack("{s:O, s:O}", "as_of", json_object_get(out, "as_of"), "workload", w);
+			json_decref(out);
+			return one;
+		}
+	json_decref(out);
+	return NULL;
+}
