@@ -28,9 +28,14 @@ static void set_error(struct cluster_pg *p, const char *what, const char *msg)
 	n = strlen(p->error);
 	while (n > 0 && (p->error[n - 1] == '\n' || p->error[n - 1] == ' '))
 		p->error[--n] = '\0';
-	for (char *c = p->error; *c; c++)
-		if (*c == '\n')
-			*c = ' ';
+	/* libpq's messages span lines with tab indents: one line, single spaces. */
+	char *w = p->error;
+	for (const char *r = p->error; *r; r++) {
+		char ch = (*r == '\n' || *r == '\t') ? ' ' : *r;
+		if (ch != ' ' || (w > p->error && w[-1] != ' '))
+			*w++ = ch;
+	}
+	*w = '\0';
 }
 
 void cpg_close(struct cluster_pg *p)

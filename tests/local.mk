@@ -92,6 +92,9 @@ TESTS += tests/integration/test_startup.py
 EXTRA_DIST += tests/integration/test_startup.py
 TESTS += tests/integration/test_prometheus.py
 EXTRA_DIST += tests/integration/test_prometheus.py
+# The cluster store: daemons sharing what they learn through a private PostgreSQL.
+TESTS += tests/integration/test_cluster.py
+EXTRA_DIST += tests/integration/test_cluster.py tests/integration/pgserver.py
 # The suites that switch uids, run again from behind a 0700 directory.
 TESTS += tests/deploy/private_checkout.sh
 EXTRA_DIST += tests/deploy/private_checkout.sh
