@@ -23,6 +23,7 @@ dist_webjs_DATA = \
 
 webpagesdir = $(webdir)/js/pages
 dist_webpages_DATA = \
+	web/js/pages/cluster.js \
 	web/js/pages/job.js \
 	web/js/pages/jobs.js \
 	web/js/pages/node.js \
@@ -46,7 +47,8 @@ TESTS += \
 	tests/browser/safety.mjs \
 	tests/browser/diagnosis.mjs \
 	tests/browser/live.mjs \
-	tests/browser/ranks.mjs
+	tests/browser/ranks.mjs \
+	tests/browser/cluster.mjs
 EXTRA_DIST += \
 	tests/browser/static.mjs \
 	tests/browser/pages.mjs \
@@ -54,6 +56,7 @@ EXTRA_DIST += \
 	tests/browser/diagnosis.mjs \
 	tests/browser/live.mjs \
 	tests/browser/ranks.mjs \
+	tests/browser/cluster.mjs \
 	tests/browser/lib/tap.mjs \
 	tests/browser/lib/harness.mjs \
 	tests/browser/lib/seed.mjs \

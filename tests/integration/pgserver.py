@@ -115,3 +115,18 @@ class PgServer:
         if not os.environ.get("DLPROF_KEEP_TMP"):
             shutil.rmtree(self.dir, ignore_errors=True)
         return False
+
+
+def serve():
+    """For tests in other languages: starts a server, prints {"conninfo", "psql"} as one JSON
+    line, and runs until stdin closes; then stops it and removes it."""
+    import json
+    import sys
+    with PgServer() as pg:
+        print(json.dumps({"conninfo": pg.conninfo, "psql": os.path.join(pg.bin, "psql"), "host": pg.dir,
+                          "port": PORT, "user": "dlprof"}), flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    serve()

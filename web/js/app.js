@@ -1,6 +1,6 @@
 /*
  * The dashboard's shell: hash routes (#/node, #/jobs, #/jobs/ID,
- * #/workloads, #/workloads/NAME) so every page works from the one
+ * #/workloads, #/workloads/NAME, #/cluster) so every page works from the one
  * index.html the daemon serves, and the live loop: a page that follows a
  * job (liveJob: its id, 0 the node) gets each sampler tick from the live
  * stream (server-sent events, /api/v1/jobs/ID/live) as it is sampled, and
@@ -17,6 +17,7 @@ import * as jobsPage from './pages/jobs.js';
 import * as jobPage from './pages/job.js';
 import * as workloadsPage from './pages/workloads.js';
 import * as workloadPage from './pages/workload.js';
+import * as clusterPage from './pages/cluster.js';
 
 const ROUTES = [
 	{ re: /^node$/, page: nodePage, tab: 'node' },
@@ -24,6 +25,7 @@ const ROUTES = [
 	{ re: /^jobs\/([^/]+)$/, page: jobPage, tab: 'jobs' },
 	{ re: /^workloads$/, page: workloadsPage, tab: 'workloads' },
 	{ re: /^workloads\/([^/]+)$/, page: workloadPage, tab: 'workloads' },
+	{ re: /^cluster$/, page: clusterPage, tab: 'cluster' },
 ];
 
 const main = document.getElementById('main');
