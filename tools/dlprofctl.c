@@ -17,6 +17,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "ctl_cluster.h"
 #include "ctl_format.h"
 #include "ctl_report.h"
 #include "ctl_http.h"
@@ -57,6 +58,7 @@ static const char *const ctl_usage_text =
 	"  jobs [--all | --state STATE]    jobs (running by default)\n"
 	"  job JOB                         one job: config, latest figures, trials\n"
 	"  workloads                       workloads and their best known settings\n"
+	"  cluster [WORKLOAD]              what every node sharing the cluster store learned\n"
 	"  recommend WORKLOAD [K=V...] [--format env|json]\n"
 	"                                  settings to start a job of WORKLOAD with\n"
 	"  report JOB                      what holds the job back: verdicts, hints, fixes\n"
@@ -488,6 +490,29 @@ static int cmd_workloads(const struct ctl *c)
 	static const struct ctl_listing listing = {"workloads", 6, hdr, add_workload_row};
 
 	return print_listing(c, "/api/v1/workloads", &listing, "no workloads yet");
+}
+
+static int cmd_cluster(const struct ctl *c, const char *workload)
+{
+	static const char base[] = "/api/v1/cluster/workloads/";
+	json_t *answer;
+	char *path = NULL, *name = workload ? ctl_escape(workload) : NULL;
+	int rc;
+
+	if (workload && (!name || !(path = malloc(sizeof(base) + strlen(name))))) {
+		free(name);
+		return CTL_EXIT_BAD_REPLY;
+	}
+	if (path)
+		snprintf(path, sizeof(base) + strlen(name), "%s%s", base, name);
+	rc = get_answer(c, path ? path : "/api/v1/cluster/workloads", &answer);
+	free(path);
+	free(name);
+	if (rc != CTL_EXIT_OK || !answer)
+		return rc;
+	rc = ctl_print_cluster(stdout, answer) < 0 ? CTL_EXIT_BAD_REPLY : CTL_EXIT_OK;
+	json_decref(answer);
+	return rc;
 }
 
 /* Builds "/api/v1/recommend?workload=W&k=v...&format=F"; NULL on a bad K=V. */
@@ -1002,7 +1027,7 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 static int run_command(struct ctl *c, int argc, char **argv)
 {
 	static const char *const commands[] = {"status", "jobs", "job", "workloads", "recommend",
-					       "report", "end", "run"};
+					       "report", "end", "run", "cluster"};
 	const char *cmd = argv[0];
 
 	if (strcmp(cmd, "status") == 0 && argc == 1)
@@ -1013,6 +1038,8 @@ static int run_command(struct ctl *c, int argc, char **argv)
 		return cmd_job(c, argv[1]);
 	if (strcmp(cmd, "workloads") == 0 && argc == 1)
 		return cmd_workloads(c);
+	if (strcmp(cmd, "cluster") == 0 && argc <= 2)
+		return cmd_cluster(c, argc == 2 ? argv[1] : NULL);
 	if (strcmp(cmd, "recommend") == 0 && argc >= 2)
 		return cmd_recommend(c, argv[1], argv + 2, argc - 2);
 	if (strcmp(cmd, "report") == 0 && argc == 2)

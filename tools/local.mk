@@ -9,7 +9,8 @@ tools_dlprofctl_SOURCES = \
 	tools/ctl_table.c tools/ctl_table.h \
 	tools/ctl_format.c tools/ctl_format.h \
 	tools/ctl_report.c tools/ctl_report.h \
-	tools/ctl_run.c tools/ctl_run.h
+	tools/ctl_run.c tools/ctl_run.h \
+	tools/ctl_cluster.c tools/ctl_cluster.h
 tools_dlprofctl_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)
 tools_dlprofctl_LDADD = $(CURL_LIBS) $(JANSSON_LIBS)
 

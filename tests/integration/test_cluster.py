@@ -11,14 +11,16 @@ after a crash between the shared commit and the outbox delete; and a daemon
 whose cluster store is unreachable at start starts and serves.
 """
 
+import json
 import os
 import random
 import sqlite3
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Daemon, Tap  # noqa: E402
+from harness import BUILDDIR, Daemon, Tap  # noqa: E402
 from pgserver import PgServer  # noqa: E402
 
 tap = Tap()
@@ -58,6 +60,13 @@ def run_job(d, rng, t0, steps=400, batch=10, workload=WORKLOAD, during=None):
     status, _, body = d.post("/api/v1/jobs/%d/end" % job["id"], {"exit_status": 0})
     assert status == 200, (status, body)
     return t
+
+
+def ctl(d, *args):
+    """dlprofctl against d over HTTP: (exit code, stdout)."""
+    p = subprocess.run([os.path.join(BUILDDIR, "tools", "dlprofctl"), "-u", d.url] + list(args),
+                       capture_output=True, text=True, timeout=30)
+    return p.returncode, p.stdout
 
 
 def cluster_args(pg, node):
@@ -157,6 +166,21 @@ def main():
             status, _, body = b.get("/api/v1/cluster/workloads/never-learned")
             assert status == 404, (status, body)
 
+        @tap.test("dlprofctl cluster [WORKLOAD] prints the link and the table; --json the answer")
+        def _():
+            rc, out = ctl(b, "cluster")
+            assert rc == 0, (rc, out)
+            assert out.startswith("shared store: connected as node node-b"), out
+            row = [line for line in out.splitlines() if line.startswith(WORKLOAD)]
+            assert len(row) == 1 and "batch=64" in row[0] and "intra_threads=%d" % state["rec_a"]["config"][
+                "intra_threads"] in row[0], out
+            rc, out = ctl(b, "cluster", WORKLOAD)
+            assert rc == 0 and WORKLOAD in out, (rc, out)
+            rc, out = ctl(b, "--json", "cluster", WORKLOAD)
+            assert rc == 0 and json.loads(out)["workload"]["name"] == WORKLOAD, (rc, out)
+            rc, out = ctl(b, "cluster", "never-learned")
+            assert rc == 1, (rc, out)
+
         @tap.test("PostgreSQL killed mid-run: A keeps serving and learning; nothing lost or duplicated")
         def _():
             killed = {}
@@ -230,6 +254,8 @@ def main():
             assert status == 200 and body["cluster"] == {"configured": False}, body
             status, _, _ = d.get("/api/v1/cluster/workloads/%s" % WORKLOAD)
             assert status == 404
+            rc, out = ctl(d, "cluster")
+            assert rc == 0 and "learns alone" in out, (rc, out)
 
     tap.done()
 
