@@ -3,7 +3,8 @@
  * per-job figures come from the sampler's last tick (only running jobs, so
  * ended jobs leave and cardinality stays bounded), named through the metric
  * catalogue; then the sampler's own cost, the collectors' state, and the
- * daemon's request, ingest, queue and allocator figures from stats.c.  Each
+ * daemon's request, ingest, queue and allocator figures from stats.c, and
+ * the cluster store's link (cluster.c) when there is one.  Each
  * family is written once, with its HELP and TYPE, as the format requires.
  */
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "api.h"
 #include "app.h"
+#include "cluster.h"
 #include "diag_report.h"
 #include "metrics.h"
 #include "sampler.h"
@@ -233,6 +235,8 @@ api_metrics(const struct http_request *req, struct http_response *resp)
 	}
 	if (req->app->stats != NULL)
 		stats_prometheus(req->app->stats, req->app->store, out);
+	if (req->app->cluster != NULL)
+		cluster_prometheus(req->app->cluster, out);
 	if (fclose(out) != 0) {
 		free(body);
 		http_reply_oom(resp);

@@ -471,3 +471,31 @@ json_t *cluster_workloads(struct cluster *c, const char *name)
 	json_decref(out);
 	return NULL;
 }
+
+void cluster_prometheus(struct cluster *c, FILE *out)
+{
+	static const struct {
+		const char *name, *type, *help, *key, *sub;
+	} rows[] = {
+		{"up", "gauge", "1 while the link to the shared store (cluster_store) is up", "connected", NULL},
+		{"outbox_trials", "gauge", "Trials waiting in the outbox for the shared store", "outbox", "waiting"},
+		{"outbox_dropped_total", "counter", "Trials dropped from a full outbox (cluster_outbox_limit)", "outbox",
+		 "dropped"},
+		{"pushed_trials_total", "counter", "Trials this node added to the shared store", "pushed", NULL},
+		{"pulled_trials_total", "counter", "Trials of other nodes learned from the shared store", "pulled", NULL},
+		{"last_pull_timestamp_seconds", "gauge", "When the shared store was last read", "last_pull", NULL},
+	};
+	json_t *st = cluster_status(c);
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *v = json_object_get(st, rows[i].key);
+		double x;
+		if (rows[i].sub)
+			v = json_object_get(v, rows[i].sub);
+		x = json_is_boolean(v) ? (json_is_true(v) ? 1.0 : 0.0) : json_number_value(v);
+		fprintf(out, "# HELP dlprofd_cluster_%s %s.\n# TYPE dlprofd_cluster_%s %s\ndlprofd_cluster_%s %.17g\n",
+			rows[i].name, rows[i].help, rows[i].name, rows[i].type, rows[i].name, x);
+	}
+	json_decref(st);
+}

@@ -14,6 +14,7 @@
 #define DLPROF_CLUSTER_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 struct cluster;
 struct store;
@@ -41,6 +42,9 @@ void cluster_stop(struct cluster *c);
  * "outbox":{"waiting","dropped"},"last_pull"}.  Never waits on the database.
  */
 json_t *cluster_status(struct cluster *c);
+
+/* The link's figures for GET /metrics (dlprofd_cluster_*), in Prometheus text. */
+void cluster_prometheus(struct cluster *c, FILE *out);
 
 /*
  * What the shared store knows, as last read by the thread (a new JSON

@@ -166,6 +166,17 @@ def main():
             status, _, body = b.get("/api/v1/cluster/workloads/never-learned")
             assert status == 404, (status, body)
 
+        @tap.test("/metrics shows the link: up, outbox, trials pushed and pulled")
+        def _():
+            status, _, text = b.get("/metrics")
+            text = text.decode()
+            assert status == 200 and "dlprofd_cluster_up 1\n" in text, text[-2000:]
+            assert "dlprofd_cluster_outbox_trials 0\n" in text and "# TYPE dlprofd_cluster_pulled_trials_total counter" in text
+            pulled = [line for line in text.splitlines() if line.startswith("dlprofd_cluster_pulled_trials_total ")]
+            assert len(pulled) == 1 and float(pulled[0].split()[1]) >= state["rec_a"]["trials"], pulled
+            p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+            assert p.returncode == 0, p.stdout + p.stderr
+
         @tap.test("dlprofctl cluster [WORKLOAD] prints the link and the table; --json the answer")
         def _():
             rc, out = ctl(b, "cluster")
