@@ -68,3 +68,11 @@ endif
 
 TESTS += tests/deploy/slurm.py
 EXTRA_DIST += tests/deploy/slurm.py
+
+# The cluster path for metrics: a Prometheus scrape configuration and a
+# Grafana dashboard of what /metrics serves (tests/deploy/contrib_metrics.py).
+promexampledir = $(pkgdatadir)/prometheus
+promexample_DATA = contrib/prometheus/prometheus.yml contrib/prometheus/dlprofd-nodes.yml
+grafanadir = $(pkgdatadir)/grafana
+grafana_DATA = contrib/grafana/dlprofd-cluster.json
+EXTRA_DIST += $(promexample_DATA) $(grafana_DATA)

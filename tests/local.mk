@@ -95,6 +95,9 @@ EXTRA_DIST += tests/integration/test_prometheus.py
 # The cluster store: daemons sharing what they learn through a private PostgreSQL.
 TESTS += tests/integration/test_cluster.py
 EXTRA_DIST += tests/integration/test_cluster.py tests/integration/pgserver.py
+# contrib/'s Prometheus configuration and Grafana dashboard query what /metrics serves.
+TESTS += tests/deploy/contrib_metrics.py
+EXTRA_DIST += tests/deploy/contrib_metrics.py
 # The suites that switch uids, run again from behind a 0700 directory.
 TESTS += tests/deploy/private_checkout.sh
 EXTRA_DIST += tests/deploy/private_checkout.sh
