@@ -1,9 +1,10 @@
 /*
  * The cluster store's thread (see cluster.h).  One loop: connect (with a
  * doubling back-off while the database is away), migrate the shared
- * schema, LISTEN, then push the outbox, pull what other nodes of this
- * hardware class sent since the last pull and refresh the cluster view,
- * each on its own schedule, waiting in between on the socket.
+ * schema, LISTEN, then push the outbox and pull what other nodes of this
+ * hardware class sent since the last pull, each on its own schedule, and
+ * read the cluster view when a reader asked; in between it waits on the
+ * socket.
  *
  * Why LISTEN/NOTIFY and a poll: a notification reaches every listening
  * node within milliseconds of the commit, so a trial is known everywhere
@@ -12,6 +13,7 @@
  * notifications arrive a node pulls at most once per PULL_GAP_S, and
  * nothing is lost when a notification is (the connection was down, a
  * notification queue overflowed): the poll every POLL_EVERY_S catches up.
+ * The cluster view is read only on demand (VIEW_FRESH_S).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -38,8 +40,12 @@
 #define PULL_GAP_S 1.0        /* at most one pull per this, however many notifications */
 #define POLL_EVERY_S 5.0      /* a pull at least this often */
 #define PULL_BATCH 2000       /* trials per pull query */
-#define VIEW_EVERY_S 15.0     /* the cluster view is refreshed this often ... */
-#define VIEW_FRESH_S 2.0      /* ... or, when asked for, once older than this */
+/*
+ * The cluster view aggregates the whole shared table: it is read only when
+ * a reader asks (1,000 nodes refreshing it on a timer would cost the
+ * database more than all their pulls), at most once per VIEW_FRESH_S.
+ */
+#define VIEW_FRESH_S 2.0
 
 static const char sql_push[] = "SELECT dlprofd_push($1::json)";
 /* Other nodes' trials of this class after the cursor, in commit order (see sql/cluster/001). */
@@ -84,7 +90,8 @@ struct cluster {
 	struct cluster_pg pg;
 	long long cursor;             /* the highest seq pulled */
 	double backoff_s;
-	double next_push, next_pull, next_view, last_pull_mono;
+	double next_push, next_pull, last_pull_mono;
+	double view_read_mono;        /* when the view was last read; 0: never */
 	bool push_failing;
 
 	/* Guarded by lock: what status and the view show. */
@@ -244,7 +251,7 @@ static void view_refresh(struct cluster *c)
 	json_t *v = r ? json_loads(PQgetvalue(r, 0, 0), 0, NULL) : NULL;
 
 	PQclear(r);
-	c->next_view = clock_mono_s() + VIEW_EVERY_S;
+	c->view_read_mono = clock_mono_s();
 	if (!json_is_array(v)) {
 		json_decref(v);
 		return;
@@ -269,10 +276,10 @@ static bool view_wanted(struct cluster *c, bool consume)
 	return wanted;
 }
 
-/* When the view may be refreshed for a reader: VIEW_FRESH_S after the last refresh. */
-static double view_early(const struct cluster *c)
+/* When the view may be read again: VIEW_FRESH_S after the last read. */
+static double view_due(const struct cluster *c)
 {
-	return c->next_view - VIEW_EVERY_S + VIEW_FRESH_S;
+	return c->view_read_mono > 0 ? c->view_read_mono + VIEW_FRESH_S : 0;
 }
 
 /* ---- the loop ---- */
@@ -292,7 +299,7 @@ static int link_up(struct cluster *c)
 	c->schema_version = version;
 	pthread_mutex_unlock(&c->lock);
 	c->backoff_s = BACKOFF_MIN_S;
-	c->next_push = c->next_pull = c->next_view = clock_mono_s();
+	c->next_push = c->next_pull = clock_mono_s();
 	set_state(c, true, NULL);
 	return 0;
 fail:
@@ -307,9 +314,7 @@ static double earliest(struct cluster *c)
 
 	if (c->next_pull < t)
 		t = c->next_pull;
-	if (c->next_view < t)
-		t = c->next_view;
-	return view_wanted(c, false) && view_early(c) < t ? view_early(c) : t;
+	return view_wanted(c, false) && view_due(c) < t ? view_due(c) : t;
 }
 
 /* Serves one connection until it breaks or the daemon stops. */
@@ -323,7 +328,7 @@ static void link_serve(struct cluster *c)
 			push(c);
 		if (c->pg.conn && now >= c->next_pull)
 			pull(c);
-		if (c->pg.conn && (now >= c->next_view || (now >= view_early(c) && view_wanted(c, true))))
+		if (c->pg.conn && now >= view_due(c) && view_wanted(c, true))
 			view_refresh(c);
 		if (!c->pg.conn)
 			break;

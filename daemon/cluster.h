@@ -51,8 +51,10 @@ void cluster_prometheus(struct cluster *c, FILE *out);
  * object): {"as_of","workloads":[{"name","trials","nodes","jobs","classes",
  * "variants":[{"params","objective","hw_class","trials","nodes","jobs",
  * "updated","best":{"config","value","trials"}|null}]}]}; only the workload
- * called name when name is not NULL (NULL when none).  Asks the thread for
- * a fresher view when this one is old; never waits for it.
+ * called name when name is not NULL (NULL when none).  The thread reads the
+ * view only when asked: this asks for a fresh one when the view is older
+ * than 2 s and answers the one there is ("as_of" null: none yet); it never
+ * waits for the database.
  */
 json_t *cluster_workloads(struct cluster *c, const char *name);
 

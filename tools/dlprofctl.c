@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl_cluster.h"
@@ -492,10 +494,20 @@ static int cmd_workloads(const struct ctl *c)
 	return print_listing(c, "/api/v1/workloads", &listing, "no workloads yet");
 }
 
+/* Whether a cluster answer's view is worth printing: read within 5 s, or the link is down. */
+static bool cluster_view_fresh(const json_t *answer)
+{
+	const json_t *as_of = json_object_get(answer, "as_of");
+
+	if (!json_is_true(json_object_get(json_object_get(answer, "cluster"), "connected")))
+		return true;
+	return json_is_number(as_of) && (double)time(NULL) - json_number_value(as_of) <= 5.0;
+}
+
 static int cmd_cluster(const struct ctl *c, const char *workload)
 {
 	static const char base[] = "/api/v1/cluster/workloads/";
-	json_t *answer;
+	json_t *answer = NULL;
 	char *path = NULL, *name = workload ? ctl_escape(workload) : NULL;
 	int rc;
 
@@ -505,12 +517,23 @@ static int cmd_cluster(const struct ctl *c, const char *workload)
 	}
 	if (path)
 		snprintf(path, sizeof(base) + strlen(name), "%s%s", base, name);
-	rc = get_answer(c, path ? path : "/api/v1/cluster/workloads", &answer);
+	rc = ctl_call(c, "GET", path ? path : "/api/v1/cluster/workloads", NULL, &answer, NULL);
+	/* The daemon reads the view when asked: ask again until it is fresh, for up to 3 s. */
+	for (int tries = 0; rc == CTL_EXIT_OK && answer && !cluster_view_fresh(answer) && tries < 12; tries++) {
+		struct timespec wait = {0, 250000000};
+		json_decref(answer);
+		answer = NULL;
+		nanosleep(&wait, NULL);
+		rc = ctl_call(c, "GET", path ? path : "/api/v1/cluster/workloads", NULL, &answer, NULL);
+	}
 	free(path);
 	free(name);
 	if (rc != CTL_EXIT_OK || !answer)
 		return rc;
-	rc = ctl_print_cluster(stdout, answer) < 0 ? CTL_EXIT_BAD_REPLY : CTL_EXIT_OK;
+	if (c->json)
+		print_json(answer);
+	else if (ctl_print_cluster(stdout, answer) < 0)
+		rc = CTL_EXIT_BAD_REPLY;
 	json_decref(answer);
 	return rc;
 }

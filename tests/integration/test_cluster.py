@@ -7,8 +7,9 @@ learned, with no job run on B, within a few seconds, and B's first job must
 start within 3% of A's best.  Then the faults: PostgreSQL killed (SIGKILL to
 all its processes) while A keeps learning, and started again: every trial of
 A reaches the shared store exactly once, including trials sent twice as
-after a crash between the shared commit and the outbox delete; and a daemon
-whose cluster store is unreachable at start starts and serves.
+after a crash between the shared commit and the outbox delete; a daemon whose cluster store is
+unreachable at start starts and serves; and the outbox stays within its
+bound.
 """
 
 import json
@@ -244,7 +245,7 @@ def main():
         with PgServer() as gone:
             conninfo = gone.conninfo
         # The directory (and socket) no longer exist: every connection fails at once.
-        with Daemon(args=["--cluster-store", conninfo + " connect_timeout=2"]) as c:
+        with Daemon(args=["--cluster-store", conninfo + " connect_timeout=2", "--cluster-outbox-limit", "3"]) as c:
             status, _, body = c.get("/healthz")
             assert status == 200, (status, body)
             status, _, rec = c.get("/api/v1/recommend?workload=%s&batch=64" % WORKLOAD)
@@ -257,6 +258,21 @@ def main():
             assert body["cluster"]["configured"] and not body["cluster"]["connected"], body
             assert body["cluster"]["error"], body
             assert body["workloads"] == [] and body["as_of"] is None, body
+
+    @tap.test("the outbox is bounded: beyond cluster_outbox_limit the oldest trials are dropped and counted")
+    def _():
+        with PgServer() as gone:
+            conninfo = gone.conninfo
+        with Daemon(args=["--cluster-store", conninfo, "--cluster-outbox-limit", "3"]) as c:
+            run_job(c, random.Random(3), time.time() - 3600)
+            _, ids = local_trials(c)
+            assert len(ids) > 3, ids
+            _, _, body = c.get("/api/v1/cluster/workloads")
+            outbox = body["cluster"]["outbox"]
+            assert outbox["waiting"] == 3 and outbox["dropped"] == len(ids) - 3, (outbox, len(ids))
+            with sqlite3.connect("file:%s?mode=ro" % c.db, uri=True) as db:
+                kept = [r[0] for r in db.execute("SELECT trial_id FROM cluster_outbox ORDER BY trial_id")]
+            assert kept == sorted(ids)[-3:], (kept, sorted(ids))
 
     @tap.test("without cluster_store the cluster view says so and nothing else changes")
     def _():
