@@ -11,7 +11,8 @@ BENCH_PEERS = \
 	bench/peers/ingest_load \
 	bench/peers/spawn_jobs \
 	bench/peers/storm \
-	bench/peers/history
+	bench/peers/history \
+	bench/peers/cluster_load
 EXTRA_PROGRAMS = $(BENCH_PEERS)
 CLEANFILES += $(BENCH_PEERS)
 
@@ -28,6 +29,10 @@ bench_peers_storm_SOURCES = bench/peers/storm.c
 bench_peers_history_SOURCES = bench/peers/history.c
 bench_peers_history_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 bench_peers_history_LDADD = $(DLPROF_LIBS)
+# Stands in for 1,000 nodes on the cluster store, with the daemon's own statements (bench/cluster).
+bench_peers_cluster_load_SOURCES = bench/peers/cluster_load.c daemon/cluster_sql.c
+bench_peers_cluster_load_CFLAGS = $(AM_CFLAGS) $(PQ_CFLAGS) -I$(top_srcdir)/daemon
+bench_peers_cluster_load_LDADD = $(PQ_LIBS) -lm
 
 EXTRA_DIST += bench/run bench/README.md bench/RESULTS.md
 

@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "cluster_pg.h"
+#include "cluster_sql.h"
 #include "log.h"
 #include "store_cluster.h"
 #include "tuner.h"
@@ -46,36 +47,6 @@
  * database more than all their pulls), at most once per VIEW_FRESH_S.
  */
 #define VIEW_FRESH_S 2.0
-
-static const char sql_push[] = "SELECT dlprofd_push($1::json)";
-/* Other nodes' trials of this class after the cursor, in commit order (see sql/cluster/001). */
-static const char sql_pull[] =
-	"SELECT coalesce(json_agg(x ORDER BY x.seq), '[]'), coalesce(max(x.seq), $2::bigint) FROM "
-	"(SELECT seq, workload, params, objective, phase, config, n, mean, m2, t_start, declared "
-	"FROM dlprofd_trials WHERE hw_class = $1 AND seq > $2::bigint AND store_id <> $3 "
-	"ORDER BY seq LIMIT $4::integer) x";
-/*
- * Per workload: its trials, nodes and jobs, its classes, and per variant
- * (params, objective, class) the config of the best mean whole-job value.
- */
-static const char sql_view[] =
-	"WITH v AS (SELECT workload, params, objective, hw_class, count(*) AS trials, "
-	"count(DISTINCT store_id) AS nodes, count(DISTINCT (store_id, job_id)) AS jobs, "
-	"extract(epoch FROM max(received)) AS updated FROM dlprofd_trials GROUP BY 1, 2, 3, 4), "
-	"b AS (SELECT DISTINCT ON (workload, params, objective, hw_class) workload, params, objective, hw_class, "
-	"config, avg(mean) AS value, count(*) AS trials FROM dlprofd_trials WHERE phase = '' "
-	"GROUP BY workload, params, objective, hw_class, config "
-	"ORDER BY workload, params, objective, hw_class, avg(mean) DESC), "
-	"w AS (SELECT workload, count(*) AS trials, count(DISTINCT store_id) AS nodes, "
-	"count(DISTINCT (store_id, job_id)) AS jobs, json_agg(DISTINCT hw_class) AS classes "
-	"FROM dlprofd_trials GROUP BY workload) "
-	"SELECT coalesce(json_agg(json_build_object('name', w.workload, 'trials', w.trials, 'nodes', w.nodes, "
-	"'jobs', w.jobs, 'classes', w.classes, 'variants', (SELECT json_agg(json_build_object('params', "
-	"v.params::json, 'objective', v.objective, 'hw_class', v.hw_class, 'trials', v.trials, 'nodes', v.nodes, "
-	"'jobs', v.jobs, 'updated', v.updated, 'best', CASE WHEN b.config IS NULL THEN NULL ELSE "
-	"json_build_object('config', b.config::json, 'value', b.value, 'trials', b.trials) END) "
-	"ORDER BY v.trials DESC) FROM v LEFT JOIN b USING (workload, params, objective, hw_class) "
-	"WHERE v.workload = w.workload)) ORDER BY w.workload), '[]') FROM w";
 
 struct cluster {
 	pthread_t thread;
@@ -154,7 +125,7 @@ static int push_batch(struct cluster *c)
 	if (!text)
 		return -1;
 	vals[0] = text;
-	r = n > 0 ? cpg_query(&c->pg, sql_push, 1, vals, QUERY_TIMEOUT_S) : NULL;
+	r = n > 0 ? cpg_query(&c->pg, cluster_sql_push, 1, vals, QUERY_TIMEOUT_S) : NULL;
 	free(text);
 	if (n > 0 && !r)
 		return -1;
@@ -217,7 +188,7 @@ static int pull_batch(struct cluster *c)
 
 	snprintf(cursor, sizeof(cursor), "%lld", c->cursor);
 	snprintf(limit, sizeof(limit), "%d", PULL_BATCH);
-	if (!(r = cpg_query(&c->pg, sql_pull, 4, vals, QUERY_TIMEOUT_S)))
+	if (!(r = cpg_query(&c->pg, cluster_sql_pull, 4, vals, QUERY_TIMEOUT_S)))
 		return -1;
 	rows = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
 	c->cursor = atoll(PQgetvalue(r, 0, 1));
@@ -247,7 +218,7 @@ static void pull(struct cluster *c)
 
 static void view_refresh(struct cluster *c)
 {
-	PGresult *r = cpg_query(&c->pg, sql_view, 0, NULL, QUERY_TIMEOUT_S);
+	PGresult *r = cpg_query(&c->pg, cluster_sql_view, 0, NULL, QUERY_TIMEOUT_S);
 	json_t *v = r ? json_loads(PQgetvalue(r, 0, 0), 0, NULL) : NULL;
 
 	PQclear(r);

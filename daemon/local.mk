@@ -38,7 +38,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_series.c \
 	daemon/live.c daemon/live.h \
 	daemon/api_prometheus.c \
-	daemon/cluster.c daemon/cluster.h \
+	daemon/cluster.c daemon/cluster.h daemon/cluster_sql.c daemon/cluster_sql.h \
 	daemon/cluster_pg.c daemon/cluster_pg.h \
 	daemon/store_cluster.c daemon/store_cluster.h \
 	daemon/api_cluster.c \

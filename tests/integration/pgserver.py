@@ -29,7 +29,8 @@ def bindir():
 
 
 class PgServer:
-    def __init__(self, user="nobody"):
+    def __init__(self, user="nobody", settings=None):
+        self.settings = dict(settings or {})
         self.bin = bindir()
         if not self.bin:
             raise RuntimeError("no PostgreSQL server under /usr/lib/postgresql (apt-get install postgresql)")
@@ -59,7 +60,8 @@ class PgServer:
         self.proc = subprocess.Popen(
             self.prefix + [os.path.join(self.bin, "postgres"), "-D", self.data, "-k", self.dir,
                            "-p", str(PORT), "-c", "listen_addresses=", "-c", "fsync=off",
-                           "-c", "max_connections=200"],
+                           "-c", "max_connections=200"]
+            + [a for k, v in self.settings.items() for a in ("-c", "%s=%s" % (k, v))],
             stdout=self.logf, stderr=subprocess.STDOUT, cwd="/", start_new_session=True)
         deadline = time.time() + timeout
         while time.time() < deadline:

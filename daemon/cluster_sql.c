@@ -1,0 +1,35 @@
+/*
+ * The statements of the cluster store (see cluster_sql.h), in a file of
+ * their own so the benchmark links them without the daemon.
+ */
+#include "cluster_sql.h"
+
+const char cluster_sql_push[] = "SELECT dlprofd_push($1::json)";
+/* Other nodes' trials of this class after the cursor, in commit order (see sql/cluster/001). */
+const char cluster_sql_pull[] =
+	"SELECT coalesce(json_agg(x ORDER BY x.seq), '[]'), coalesce(max(x.seq), $2::bigint) FROM "
+	"(SELECT seq, workload, params, objective, phase, config, n, mean, m2, t_start, declared "
+	"FROM dlprofd_trials WHERE hw_class = $1 AND seq > $2::bigint AND store_id <> $3 "
+	"ORDER BY seq LIMIT $4::integer) x";
+/*
+ * Per workload: its trials, nodes and jobs, its classes, and per variant
+ * (params, objective, class) the config of the best mean whole-job value.
+ */
+const char cluster_sql_view[] =
+	"WITH v AS (SELECT workload, params, objective, hw_class, count(*) AS trials, "
+	"count(DISTINCT store_id) AS nodes, count(DISTINCT (store_id, job_id)) AS jobs, "
+	"extract(epoch FROM max(received)) AS updated FROM dlprofd_trials GROUP BY 1, 2, 3, 4), "
+	"b AS (SELECT DISTINCT ON (workload, params, objective, hw_class) workload, params, objective, hw_class, "
+	"config, avg(mean) AS value, count(*) AS trials FROM dlprofd_trials WHERE phase = '' "
+	"GROUP BY workload, params, objective, hw_class, config "
+	"ORDER BY workload, params, objective, hw_class, avg(mean) DESC), "
+	"w AS (SELECT workload, count(*) AS trials, count(DISTINCT store_id) AS nodes, "
+	"count(DISTINCT (store_id, job_id)) AS jobs, json_agg(DISTINCT hw_class) AS classes "
+	"FROM dlprofd_trials GROUP BY workload) "
+	"SELECT coalesce(json_agg(json_build_object('name', w.workload, 'trials', w.trials, 'nodes', w.nodes, "
+	"'jobs', w.jobs, 'classes', w.classes, 'variants', (SELECT json_agg(json_build_object('params', "
+	"v.params::json, 'objective', v.objective, 'hw_class', v.hw_class, 'trials', v.trials, 'nodes', v.nodes, "
+	"'jobs', v.jobs, 'updated', v.updated, 'best', CASE WHEN b.config IS NULL THEN NULL ELSE "
+	"json_build_object('config', b.config::json, 'value', b.value, 'trials', b.trials) END) "
+	"ORDER BY v.trials DESC) FROM v LEFT JOIN b USING (workload, params, objective, hw_class) "
+	"WHERE v.workload = w.workload)) ORDER BY w.workload), '[]') FROM w";

@@ -1,0 +1,15 @@
+/*
+ * The statements the cluster thread sends (defined in cluster.c), shared
+ * with bench/peers/cluster_load.c so the benchmark measures exactly them.
+ * push: $1 a JSON array of trials.  pull: $1 hardware class, $2 cursor
+ * (seq), $3 own store_id, $4 batch size; answers (JSON array, new cursor).
+ * view: no parameters; answers the cluster view's JSON array.
+ */
+#ifndef DLPROF_CLUSTER_SQL_H
+#define DLPROF_CLUSTER_SQL_H
+
+extern const char cluster_sql_push[];
+extern const char cluster_sql_pull[];
+extern const char cluster_sql_view[];
+
+#endif
