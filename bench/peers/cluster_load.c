@@ -11,8 +11,8 @@
  *
  * Prints one JSON object: counts, push and pull latencies, rows and bytes
  * per pull, and the time each trial took to reach every node of its class
- * (commit of the push to the end of the first pull of each node that
- * started after it).  --cold: one node's first pull of its class from
+ * (from the push's commit to the end of the first pull of each node that
+ * read up to it).  --cold: one node's first pull of its class from
  * cursor 0 instead.  --view: the cluster view's query once.
  */
 #include <getopt.h>
@@ -33,12 +33,14 @@
 
 struct span {
 	double start, end;
+	long long cursor;         /* the seq the pull read up to */
 };
 
 struct node {
 	int cls;
 	char store_id[32];
 	long long cursor, next_trial;
+	long long *seq;           /* by trial id, read back after the run */
 	double next_push, next_pull, last_pull;
 	int pulling;
 	struct span *pulls;
@@ -50,11 +52,13 @@ struct op {
 	int kind;     /* 0 push, 1 pull */
 	int node;
 	double sent;
+	long long id; /* push: the trial's id on its node */
 };
 
 struct trial {
 	double committed;
 	int node;
+	long long id, seq;        /* seq: read back from the table after the run */
 };
 
 struct load {
@@ -108,7 +112,7 @@ static void enqueue(struct load *l, int kind, int node)
 		fprintf(stderr, "cluster_load: queue overflow: the database cannot keep up\n");
 		exit(1);
 	}
-	l->queue[l->qtail++ % l->qcap] = (struct op){kind, node, 0};
+	l->queue[l->qtail++ % l->qcap] = (struct op){kind, node, 0, 0};
 }
 
 static void send_op(struct load *l, int k, struct op op)
@@ -121,6 +125,7 @@ static void send_op(struct load *l, int k, struct op op)
 	if (op.kind == 0) {
 		int w = (int)(rnd(l) * l->workloads), threads = 1 + (int)(rnd(l) * 16);
 		long long id = ++n->next_trial;
+		op.id = id;
 		snprintf(batch, sizeof(batch),
 			 "[{\"store_id\":\"%s\",\"trial_id\":%lld,\"node\":\"n%d\",\"hw_class\":\"%s\","
 			 "\"workload\":\"w%d\",\"params\":\"{\\\"batch\\\":64}\",\"objective\":\"throughput\","
@@ -148,7 +153,7 @@ fail:
 	exit(1);
 }
 
-static void add_pull(struct node *n, double start, double end)
+static void add_pull(struct node *n, double start, double end, long long cursor)
 {
 	if (n->npulls == n->cap) {
 		n->cap = n->cap ? 2 * n->cap : 64;
@@ -156,7 +161,7 @@ static void add_pull(struct node *n, double start, double end)
 		if (!n->pulls)
 			exit(1);
 	}
-	n->pulls[n->npulls++] = (struct span){start, end};
+	n->pulls[n->npulls++] = (struct span){start, end, cursor};
 }
 
 static void complete(struct load *l, int k, PGresult *r)
@@ -172,7 +177,7 @@ static void complete(struct load *l, int k, PGresult *r)
 	if (op.kind == 0) {
 		l->push_ms[l->npush++] = (t - op.sent) * 1e3;
 		if (l->ntrials < MAX_TRIALS_TRACKED)
-			l->trials[l->ntrials++] = (struct trial){t, op.node};
+			l->trials[l->ntrials++] = (struct trial){t, op.node, op.id, 0};
 		return;
 	}
 	l->pull_ms[l->npull++] = (t - op.sent) * 1e3;
@@ -183,7 +188,7 @@ static void complete(struct load *l, int k, PGresult *r)
 			rows++;
 		l->pull_rows += rows;
 		n->cursor = atoll(PQgetvalue(r, 0, 1));
-		add_pull(n, op.sent, t);
+		add_pull(n, op.sent, t, n->cursor);
 		n->last_pull = t;
 		n->next_pull = rows >= atoi(PULL_BATCH) ? t : t + POLL_EVERY_S;
 	}
@@ -318,7 +323,32 @@ static void put_num(const char *key, double v, const char *after)
 		printf("\"%s\":null%s", key, after);
 }
 
-/* Per tracked trial committed in the load window: when the last node of its class had it. */
+/* Reads back the seq each pushed trial got, by node and trial id. */
+static void read_seqs(struct load *l, const char *conninfo)
+{
+	PGconn *c = connect_or_die(conninfo);
+	PGresult *r = PQexec(c, "SELECT substr(store_id, 12)::int, trial_id, seq FROM dlprofd_trials "
+				"WHERE store_id LIKE 'bench-node-%'");
+
+	for (int i = 0; i < l->nodes; i++)
+		l->n[i].seq = calloc((size_t)l->n[i].next_trial + 1, sizeof(long long));
+	for (int row = 0; row < PQntuples(r); row++) {
+		int i = atoi(PQgetvalue(r, row, 0));
+		long long id = atoll(PQgetvalue(r, row, 1));
+		if (i >= 0 && i < l->nodes && id >= 1 && id <= l->n[i].next_trial)
+			l->n[i].seq[id] = atoll(PQgetvalue(r, row, 2));
+	}
+	PQclear(r);
+	PQfinish(c);
+	for (size_t x = 0; x < l->ntrials; x++)
+		l->trials[x].seq = l->n[l->trials[x].node].seq[l->trials[x].id];
+}
+
+/*
+ * Per tracked trial committed in the load window: when the last node of its
+ * class had it (the end of its first pull that read up to the trial's seq),
+ * counted from the push's commit as the pusher saw it.
+ */
 static void propagation(struct load *l, double window_end)
 {
 	double *all = malloc((l->ntrials + 1) * sizeof(double));
@@ -328,7 +358,7 @@ static void propagation(struct load *l, double window_end)
 		const struct trial *tr = &l->trials[x];
 		double worst = 0;
 		int reached = 1;
-		if (tr->committed > window_end)
+		if (tr->committed > window_end || tr->seq == 0)
 			continue;
 		for (int i = 0; i < l->nodes && reached; i++) {
 			const struct node *nd = &l->n[i];
@@ -337,7 +367,7 @@ static void propagation(struct load *l, double window_end)
 				continue;
 			while (lo < hi) {
 				size_t mid = (lo + hi) / 2;
-				if (nd->pulls[mid].start >= tr->committed)
+				if (nd->pulls[mid].cursor >= tr->seq)
 					hi = mid;
 				else
 					lo = mid + 1;
@@ -460,6 +490,7 @@ int main(int argc, char **argv)
 		l.busy[k].kind = -1;
 	}
 	run(&l, conninfo);
+	read_seqs(&l, conninfo);
 	end = l.ntrials ? l.trials[0].committed - 1 : 0;
 	for (size_t x = 0; x < l.ntrials; x++)
 		if (l.trials[x].committed > end)

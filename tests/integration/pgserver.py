@@ -75,18 +75,38 @@ class PgServer:
 
     def kill(self):
         """A crash: SIGKILL to the postmaster and every backend (its process group)."""
+        pid = self.postmaster_pid()
+        children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split() \
+            if pid else []
         os.killpg(self.proc.pid, signal.SIGKILL)
+        # Backends are session leaders of their own (setsid): kill them by parent.
+        for c in children:
+            try:
+                os.kill(int(c), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.proc.wait()
-        # Backends die with the group; wait until none holds the data directory.
+        # Wait until no backend holds the data directory's shared memory.
         deadline = time.time() + 10
-        while time.time() < deadline and subprocess.run(["pgrep", "-g", str(self.proc.pid)],
-                                                        stdout=subprocess.DEVNULL).returncode == 0:
+        while time.time() < deadline and any(os.path.exists("/proc/%s" % c) for c in children):
             time.sleep(0.05)
         self.logf.close()
 
+    def postmaster_pid(self):
+        """The server's own pid (runuser in between does not pass signals on reliably), or None."""
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as f:
+                return int(f.readline())
+        except (OSError, ValueError):
+            return None
+
     def stop(self):
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)  # fast shutdown
+            pid = self.postmaster_pid()
+            try:
+                os.kill(pid, signal.SIGINT) if pid else self.proc.send_signal(signal.SIGINT)  # fast shutdown
+            except ProcessLookupError:
+                pass
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
