@@ -2,7 +2,9 @@
 call sqlite3_*; every statement they prepare through store_stmt() is a
 static string constant of their own file; nothing formats SQL text
 (sqlite3_mprintf and friends, or printf into a statement buffer), so a
-value from a request can only ever reach SQLite as a bound parameter."""
+value from a request can only ever reach SQLite as a bound parameter.
+Likewise for PostgreSQL (the cluster store): only daemon/cluster_pg.c calls
+libpq, and every statement cluster*.c send is a constant."""
 
 import glob
 import os
@@ -128,6 +130,36 @@ def _():
             arg = arg.strip()
             if not (arg.startswith('"') or arg in ("m->sql", "pragmas", "pragma")):
                 bad.append((p, arg))
+    assert not bad, bad
+
+
+@tap.test("libpq (the cluster store) is called only from daemon/cluster_pg.c, which runs what cluster*.c hand it")
+def _():
+    bad = [p for p, t in text.items() if p != "daemon/cluster_pg.c"
+           and re.search(r"\bPQ(exec|sendQuery|connect|prepare)\w*\s*\(", code(t))]
+    assert not bad, bad
+
+
+@tap.test("cluster*.c send values to PostgreSQL only as parameters: every query is a constant")
+def _():
+    bad = []
+    consts = set(re.findall(r"const char (\w+)\[\]\s*=", text.get("daemon/cluster_sql.c", "")))
+    for p, t in text.items():
+        if not re.match(r"daemon/cluster[a-z_]*\.c$", p):
+            continue
+        c = code(t)
+        # The source itself (string literals kept), without comments.
+        src = re.sub(r"/\*.*?\*/", " ", t, flags=re.S)
+        for m in re.finditer(r"\bcpg_query\(", src):
+            args = split_args(src[m.end():])
+            if args[0].startswith("struct cluster_pg"):
+                continue   # its definition
+            raw = args[1]
+            if not (raw in consts or re.match(r'^"[^"%]*"(\s*CHANNEL)?$', raw) or (p == "daemon/cluster_pg.c" and raw == "sql")):
+                bad.append((p, raw))
+        if re.search(r"\bPQescape\w*\(", c):
+            bad.append((p, "PQescape*"))
+    assert consts >= {"cluster_sql_push", "cluster_sql_pull", "cluster_sql_view"}, consts
     assert not bad, bad
 
 
