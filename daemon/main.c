@@ -37,6 +37,7 @@
 #include "server.h"
 #include "stats.h"
 #include "store.h"
+#include "store_cluster.h"
 #include "tuner.h"
 
 /* Live event streams open at once (live.h); more get 503 and poll instead. */
@@ -187,6 +188,10 @@ static int daemon_start(struct daemon *d)
 	/* A few dashboards' worth: a stream holds a connection for as long as its page is open. */
 	if (!(d->app.live = live_new(LIVE_MAX_STREAMS)))
 		return -1;
+	/* Unset: trials stop entering the outbox (what waits there is sent if it is set again). */
+	if (!cfg->cluster_store[0] &&
+	    store_cluster_enable(d->app.store, false, cfg->cluster_outbox_limit, NULL, 0) != STORE_OK)
+		log_warnx("cluster: the outbox could not be turned off; starting anyway");
 	if (cfg->cluster_store[0]) {
 		struct cluster_options co = {.conninfo = cfg->cluster_store,
 					     .node = cfg->cluster_node[0] ? cfg->cluster_node : d->node.hostname,

@@ -15,9 +15,11 @@ bound.
 import json
 import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -92,6 +94,11 @@ def local_trials(d):
         store_id = db.execute("SELECT store_id FROM cluster_meta").fetchone()[0]
         ids = {r[0] for r in db.execute("SELECT id FROM trials WHERE n >= 2 AND mean IS NOT NULL")}
     return store_id, ids
+
+
+def outbox_ids(db_path):
+    with sqlite3.connect("file:%s?mode=ro" % db_path, uri=True) as db:
+        return [r[0] for r in db.execute("SELECT trial_id FROM cluster_outbox ORDER BY trial_id")]
 
 
 def shared_trials(pg, store_id):
@@ -259,20 +266,30 @@ def main():
             assert body["cluster"]["error"], body
             assert body["workloads"] == [] and body["as_of"] is None, body
 
-    @tap.test("the outbox is bounded: beyond cluster_outbox_limit the oldest trials are dropped and counted")
+    @tap.test("the outbox is bounded: beyond cluster_outbox_limit the oldest trials are dropped and counted; "
+              "without cluster_store trials stay out of it")
     def _():
         with PgServer() as gone:
             conninfo = gone.conninfo
-        with Daemon(args=["--cluster-store", conninfo, "--cluster-outbox-limit", "3"]) as c:
-            run_job(c, random.Random(3), time.time() - 3600)
-            _, ids = local_trials(c)
-            assert len(ids) > 3, ids
-            _, _, body = c.get("/api/v1/cluster/workloads")
-            outbox = body["cluster"]["outbox"]
-            assert outbox["waiting"] == 3 and outbox["dropped"] == len(ids) - 3, (outbox, len(ids))
-            with sqlite3.connect("file:%s?mode=ro" % c.db, uri=True) as db:
-                kept = [r[0] for r in db.execute("SELECT trial_id FROM cluster_outbox ORDER BY trial_id")]
-            assert kept == sorted(ids)[-3:], (kept, sorted(ids))
+        workdir = tempfile.mkdtemp(prefix="dlprof-test-")
+        try:
+            with Daemon(args=["--cluster-store", conninfo, "--cluster-outbox-limit", "3"], workdir=workdir) as c:
+                run_job(c, random.Random(3), time.time() - 3600)
+                _, ids = local_trials(c)
+                assert len(ids) > 3, ids
+                _, _, body = c.get("/api/v1/cluster/workloads")
+                outbox = body["cluster"]["outbox"]
+                assert outbox["waiting"] == 3 and outbox["dropped"] == len(ids) - 3, (outbox, len(ids))
+                kept = outbox_ids(c.db)
+                assert kept == sorted(ids)[-3:], (kept, sorted(ids))
+            # The same database without cluster_store: new trials stay out of the outbox.
+            with Daemon(workdir=workdir) as d:
+                run_job(d, random.Random(4), time.time() - 1800)
+                _, ids_after = local_trials(d)
+                assert len(ids_after) > len(ids), (len(ids), len(ids_after))
+                assert outbox_ids(d.db) == kept, (kept, outbox_ids(d.db))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
 
     @tap.test("without cluster_store the cluster view says so and nothing else changes")
     def _():
