@@ -26,8 +26,10 @@ RELIABILITY_RELEASE_TESTS = tests/reliability/test_soak.py tests/reliability/tes
 # The concurrency suites for a ThreadSanitizer build (configure --enable-tsan
 # --without-jemalloc): the writer (unit test_store), the accepting thread and
 # its workers (unit test_mhd_pool), and the HTTP pool, writer, sampler and
-# reloads all at once (test_concurrency.py).  A race fails them.
-TSAN_TESTS = tests/unit/test_store tests/unit/test_mhd_pool tests/reliability/test_concurrency.py
+# reloads all at once (test_concurrency.py), and the cluster store's thread
+# beside handlers and the tuner (test_cluster.py).  A race fails them.
+TSAN_TESTS = tests/unit/test_store tests/unit/test_mhd_pool tests/reliability/test_concurrency.py \
+	tests/integration/test_cluster.py
 
 # The access rule and token comparison of server.c, as a unit.
 if HAVE_CMOCKA
