@@ -127,8 +127,8 @@ def memory_cgroup():
     """A memory cgroup limited to 256 MiB (v1 or v2) and how to enter it, or (None, why).
 
     The job holds 225 MiB beside Python's ~19 MB: 95% of the limit, half-way between the
-    verdict's 90% and the limit, so the kernel never reclaims the job's own pages (at 98%,
-    with 96 MiB, reclaim made its resident size dip and the verdict came and went)."""
+    verdict's 90% and the limit (at 98% of 96 MiB, at the edge of the cgroup's reclaim, the
+    verdict was missed in full runs)."""
     name = "dlprof-test-%d" % os.getpid()
     for path, limit_file, procs in (
             ("/sys/fs/cgroup/memory/" + name, "memory.limit_in_bytes", "cgroup.procs"),
