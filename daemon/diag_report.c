@@ -45,9 +45,12 @@ struct diag {
 };
 
 /* Windows being filled from buckets; the CPU limits are kept apart until combined. */
+#define NGAUGES (sizeof(gauges) / sizeof(gauges[0]))
+
 struct windows {
 	struct diag_window *w;
 	double *affinity, *cpuset, *quota;
+	double *last;              /* per window and gauge: its bucket's latest value */
 	size_t n;
 	size_t filled;             /* windows up to the last that holds a sample */
 };
@@ -111,9 +114,10 @@ on_bucket(const struct store_bucket *b, void *arg)
 	if ((size_t)b->bucket + 1 > ws->filled)
 		ws->filled = (size_t)b->bucket + 1;
 	w = &ws->w[b->bucket];
-	for (i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++)
+	for (i = 0; i < NGAUGES; i++)
 		if (strcmp(b->name, gauges[i].name) == 0) {
 			*field(w, gauges[i].off) = b->mean;
+			ws->last[(size_t)b->bucket * NGAUGES + i] = b->last;
 			return;
 		}
 	if (strcmp(b->name, "cpu.allowed") == 0)
@@ -140,20 +144,28 @@ on_bucket(const struct store_bucket *b, void *arg)
 		w->bandwidth = b->mean * 1e6;
 }
 
-/* A gauge missing from a bucket keeps its last value while the sampler may still be repeating it. */
+/*
+ * A gauge missing from a bucket keeps the latest value stored before it
+ * while the sampler may still be repeating it (a repeat is stored once a
+ * minute): the value at the end of the last bucket that held it, not that
+ * bucket's mean (a resident size that rose within it, then held).  latest
+ * (stride lstride) gives it per bucket; NULL: the bucket's own value.
+ */
 static void
-carry(double *v, size_t stride, size_t n, double width)
+carry(double *v, size_t stride, const double *latest, size_t lstride, size_t n, double width)
 {
 	size_t i, last = 0;
 	bool seen = false;
+	double keep = NAN;
 
 	for (i = 0; i < n; i++) {
-		double *x = (double *)((char *)v + i * stride), *p = (double *)((char *)v + last * stride);
+		double *x = (double *)((char *)v + i * stride);
 		if (isfinite(*x)) {
 			last = i;
 			seen = true;
+			keep = latest && isfinite(latest[i * lstride]) ? latest[i * lstride] : *x;
 		} else if (seen && (double)(i - last) * width <= SAMPLE_WINDOW_REPEAT_S + width) {
-			*x = *p;
+			*x = keep;
 		}
 	}
 }
@@ -171,11 +183,11 @@ windows_finish(struct windows *ws, double width)
 {
 	size_t i, g;
 
-	for (g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++)
-		carry(field(&ws->w[0], gauges[g].off), sizeof(struct diag_window), ws->n, width);
-	carry(ws->affinity, sizeof(double), ws->n, width);
-	carry(ws->cpuset, sizeof(double), ws->n, width);
-	carry(ws->quota, sizeof(double), ws->n, width);
+	for (g = 0; g < NGAUGES; g++)
+		carry(field(&ws->w[0], gauges[g].off), sizeof(struct diag_window), ws->last + g, NGAUGES, ws->n, width);
+	carry(ws->affinity, sizeof(double), NULL, 0, ws->n, width);
+	carry(ws->cpuset, sizeof(double), NULL, 0, ws->n, width);
+	carry(ws->quota, sizeof(double), NULL, 0, ws->n, width);
 	for (i = 0; i < ws->n; i++)
 		ws->w[i].allowed_cpus = smallest_positive(smallest_positive(ws->affinity[i], ws->cpuset[i]), ws->quota[i]);
 }
@@ -187,6 +199,7 @@ windows_free(struct windows *ws)
 	free(ws->affinity);
 	free(ws->cpuset);
 	free(ws->quota);
+	free(ws->last);
 }
 
 /* The job's windows over [from, to); STORE_EIO when out of memory. */
@@ -206,7 +219,8 @@ windows_read(struct store *st, int64_t id, double from, double to, double min_wi
 	ws->affinity = malloc(ws->n * sizeof(double));
 	ws->cpuset = malloc(ws->n * sizeof(double));
 	ws->quota = malloc(ws->n * sizeof(double));
-	if (!ws->w || !ws->affinity || !ws->cpuset || !ws->quota) {
+	ws->last = malloc(ws->n * NGAUGES * sizeof(double));
+	if (!ws->w || !ws->affinity || !ws->cpuset || !ws->quota || !ws->last) {
 		log_warn("%s: malloc", __func__);
 		windows_free(ws);
 		return STORE_EIO;
@@ -214,6 +228,8 @@ windows_read(struct store *st, int64_t id, double from, double to, double min_wi
 	for (i = 0; i < ws->n; i++) {
 		diag_window_clear(&ws->w[i], from + (double)i * *width, fmin(from + (double)(i + 1) * *width, to));
 		ws->affinity[i] = ws->cpuset[i] = ws->quota[i] = NAN;
+		for (size_t g = 0; g < NGAUGES; g++)
+			ws->last[i * NGAUGES + g] = NAN;
 	}
 	r = store_series_buckets(st, id, from, to, *width, on_bucket, ws);
 	/*

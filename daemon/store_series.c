@@ -158,6 +158,7 @@ static const char *const tier_names[] = {"raw", "block", "hour"};
 /* One bucket, or one point while a raw answer is small enough to keep its points. */
 struct acc {
 	double n, sum, min, max, tsum;  /* tsum: the sum of the points' times */
+	double tlast, last;             /* the latest addition's time and mean */
 };
 
 /*
@@ -187,6 +188,10 @@ acc_add(struct acc *a, double t, double n, double sum, double min, double max)
 	} else {
 		a->min = fmin(a->min, min);
 		a->max = fmax(a->max, max);
+	}
+	if (a->n == 0 || t >= a->tlast) {
+		a->tlast = t;
+		a->last = sum / n;
 	}
 	a->n += n;
 	a->sum += sum;
@@ -220,7 +225,7 @@ reader_add(struct reader *rd, double t, double n, double sum, double min, double
 			}
 			rd->pts = np;
 		}
-		rd->pts[rd->npts++] = (struct acc){n, sum, min, max, t * n};
+		rd->pts[rd->npts++] = (struct acc){n, sum, min, max, t * n, t, sum / n};
 		return;
 	}
 	if (rd->keep_points) {
@@ -496,7 +501,7 @@ store_series_buckets(struct store *st, int64_t job_id, double from, double to, d
 			if (rd.b[k].n <= 0)
 				continue;
 			b = (struct store_bucket){names[i][0], names[i][1], (int64_t)k, rd.b[k].sum / rd.b[k].n,
-						  rd.b[k].sum, rd.b[k].n};
+						  rd.b[k].sum, rd.b[k].n, rd.b[k].last};
 			fn(&b, arg);
 		}
 		reader_free(&rd);

@@ -65,6 +65,7 @@ struct store_bucket {
 	const char *phase;         /* "" for none */
 	int64_t bucket;            /* (t - from) / width, rounded down */
 	double mean, sum, count;   /* of the values in the bucket */
+	double last;               /* the latest of them: a sparse series' value after the bucket */
 };
 typedef void (*store_bucket_fn)(const struct store_bucket *b, void *arg);
 
