@@ -240,12 +240,15 @@ static long long parse_job_id(const char *s)
 	return id;
 }
 
+/* Which of the listed jobs a command acts on; NULL takes them all. */
+typedef bool (*job_filter)(const json_t *job);
+
 /*
- * Ids of the jobs in state (running or all) whose external id is ext, at
- * most max of them, newest first.  Returns an exit code.
+ * Ids of the jobs in state (running or all) whose external id is ext and
+ * that want takes, at most max of them, newest first.  Returns an exit code.
  */
-static int find_external(const struct ctl *c, const char *ext, const char *state, long long *ids,
-			 size_t max, size_t *n)
+static int find_external(const struct ctl *c, const char *ext, const char *state, job_filter want,
+			 long long *ids, size_t max, size_t *n)
 {
 	json_t *answer, *list, *job;
 	char path[64];
@@ -262,7 +265,7 @@ static int find_external(const struct ctl *c, const char *ext, const char *state
 		const char *e = json_string_value(json_object_get(job, "external_id"));
 		json_int_t id = json_integer_value(json_object_get(job, "id"));
 		size_t at = *n;
-		if (!e || strcmp(e, ext) != 0 || id <= 0 || *n == max)
+		if (!e || strcmp(e, ext) != 0 || id <= 0 || *n == max || (want && !want(job)))
 			continue;
 		/* Insertion keeps the ids in descending order: the list's order is the daemon's. */
 		while (at > 0 && ids[at - 1] < id) {
@@ -290,9 +293,9 @@ static int resolve_job(const struct ctl *c, const char *arg, long long *id)
 		return CTL_EXIT_OK;
 	if (!strchr(arg, ':'))
 		return usage_error("'%s' is not a job id nor an external id (like slurm:123)", arg);
-	rc = find_external(c, arg, "running", id, 1, &n);
+	rc = find_external(c, arg, "running", NULL, id, 1, &n);
 	if (rc == CTL_EXIT_OK && n == 0)
-		rc = find_external(c, arg, "all", id, 1, &n);
+		rc = find_external(c, arg, "all", NULL, id, 1, &n);
 	if (rc == CTL_EXIT_OK && n == 0) {
 		fprintf(stderr, "dlprofctl: no job with external id %s\n", arg);
 		rc = CTL_EXIT_REFUSED;
@@ -739,8 +742,25 @@ static int end_one(const struct ctl *c, long long id, const json_t *body)
 	return rc;
 }
 
+/*
+ * A job an exit status is for: running, or ended in the last ten minutes
+ * without one.  Discovery ends a job when its last process is gone, which
+ * may be before the Slurm Epilog runs and reports how the job exited.
+ */
+static bool awaits_exit_status(const json_t *job)
+{
+	const char *state = json_string_value(json_object_get(job, "state"));
+	const json_t *ended = json_object_get(job, "ended");
+
+	if (state && strcmp(state, "running") == 0)
+		return true;
+	return state && strcmp(state, "ended") == 0 && json_is_null(json_object_get(job, "exit_status")) &&
+	       json_is_number(ended) && json_number_value(ended) >= (double)time(NULL) - 600;
+}
+
 /* end JOB: an external id ends every running job that carries it (a Slurm
- * job may have registered once per step). */
+ * job may have registered once per step); with --exit-status, the jobs of
+ * it that ended without one get it too. */
 static int cmd_end(const struct ctl *c, const char *arg)
 {
 	long long ids[64], status = 0;
@@ -761,7 +781,8 @@ static int cmd_end(const struct ctl *c, const char *arg)
 	} else if (!strchr(arg, ':')) {
 		return usage_error("'%s' is not a job id nor an external id (like slurm:123)", arg);
 	} else {
-		rc = find_external(c, arg, "running", ids, 64, &n);
+		rc = c->exit_status ? find_external(c, arg, "all", awaits_exit_status, ids, 64, &n)
+				    : find_external(c, arg, "running", NULL, ids, 64, &n);
 		if (rc != CTL_EXIT_OK)
 			return rc;
 		if (n == 0) {

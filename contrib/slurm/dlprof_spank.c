@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl_http.h"
@@ -298,7 +299,27 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* Ends every running job the daemon has under this Slurm id. */
+/*
+ * A job this Epilog ends: running, or, with an exit status to give, ended
+ * in the last ten minutes without one (discovery ends a job once its last
+ * process is gone, which may be before the Epilog runs).
+ */
+static int epilog_takes(const struct sj_value *job, const char *exit_status)
+{
+	struct sj_value v;
+	char state[16], ended[32];
+
+	if (sj_get(job, "state", &v) < 0 || sj_text(&v, state, sizeof(state)) < 0)
+		return 0;
+	if (strcmp(state, "running") == 0)
+		return 1;
+	if (!exit_status || strcmp(state, "ended") != 0 || sj_get(job, "exit_status", &v) < 0 || *v.p != 'n' ||
+	    sj_get(job, "ended", &v) < 0 || sj_text(&v, ended, sizeof(ended)) < 0)
+		return 0;
+	return strtod(ended, NULL) >= (double)time(NULL) - 600;
+}
+
+/* Ends the jobs the daemon has under this Slurm id that epilog_takes. */
 static void end_jobs(uint32_t job_id, const char *exit_status)
 {
 	char ext[48], *body, key[32];
@@ -306,7 +327,8 @@ static void end_jobs(uint32_t job_id, const char *exit_status)
 	const char *cursor = NULL;
 
 	snprintf(ext, sizeof(ext), "slurm:%u", job_id);
-	if (dlprof_call("GET", "/api/v1/jobs?state=running", NULL, &body) < 0)
+	if (dlprof_call("GET", exit_status ? "/api/v1/jobs?state=all" : "/api/v1/jobs?state=running", NULL,
+			&body) < 0)
 		return;
 	if (sj_parse(body, &root) < 0 || (*root.p == '{' && sj_get(&root, "jobs", &list) < 0)) {
 		free(body);
@@ -318,7 +340,8 @@ static void end_jobs(uint32_t job_id, const char *exit_status)
 		char found[48], path[64], json[64], *answer;
 		long long id;
 		if (sj_get(&job, "external_id", &v) < 0 || sj_text(&v, found, sizeof(found)) < 0 ||
-		    strcmp(found, ext) != 0 || sj_get(&job, "id", &v) < 0 || sj_int(&v, &id) < 0)
+		    strcmp(found, ext) != 0 || sj_get(&job, "id", &v) < 0 || sj_int(&v, &id) < 0 ||
+		    !epilog_takes(&job, exit_status))
 			continue;
 		snprintf(path, sizeof(path), "/api/v1/jobs/%lld/end", id);
 		if (exit_status)

@@ -186,6 +186,21 @@ with Daemon() as d:
         _, _, body = d.get("/api/v1/jobs/%d" % jid)
         assert body["state"] == "ended" and body["exit_status"] == 3, body
 
+    @tap.test("end --exit-status reaches a job that ended without one (discovery before the Epilog)")
+    def _():
+        early = d.register("ctl-test", external_id="slurm:4343")["id"]
+        status, _, body = d.post("/api/v1/jobs/%d/end" % early, {})
+        assert status == 200, body
+        _, err = expect(ctl(*unix, "end", "slurm:4343"), EXIT_REFUSED)
+        assert "no running job" in err, err
+        out, _ = expect(ctl(*unix, "end", "slurm:4343", "--exit-status", "7"), EXIT_OK)
+        assert out.strip() == "job %d ended" % early, out
+        _, _, body = d.get("/api/v1/jobs/%d" % early)
+        assert body["state"] == "ended" and body["exit_status"] == 7, body
+        # An exit status once known is kept: a second Epilog does not overwrite it.
+        expect(ctl(*unix, "end", "slurm:4343", "--exit-status", "9"), EXIT_REFUSED)
+        assert d.get("/api/v1/jobs/%d" % early)[2]["exit_status"] == 7
+
     @tap.test("jobs --all lists ended jobs; jobs does not")
     def _():
         out, _ = expect(ctl(*tcp, "jobs", "--all"), EXIT_OK)

@@ -263,7 +263,7 @@ def recommendation(d, workload, **params):
     return body["config"]["intra_threads"]
 
 
-def wait_ended(d, ext, timeout=15, exit_status=False):
+def wait_ended(d, ext, timeout=30, exit_status=False):
     """The jobs with external id ext once all have ended (or as they are at the timeout).
 
     Discovery may end a job (no process left) before the Epilog reports its exit
