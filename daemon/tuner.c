@@ -531,6 +531,19 @@ static void maybe_settle(struct tuner *t, struct tuner_job *j, struct tuner_phas
 }
 
 /*
+ * Whether a job runs its first plan to its end.  With an inter-op pool
+ * (inter-op threads > 1) PyTorch's pool threads take the intra-op count in
+ * force when they are created, at the job's first fork, and keep it: a
+ * later switch of the threads reaches the main thread's phases but not the
+ * forked work, so a plan switched to mid-job would be credited with what
+ * the first plan's forked work did.  Such a job measures one plan, honestly.
+ */
+static bool plan_fixed(const struct tuner_job *j)
+{
+	return knobs_int_value(&j->w->sp, j->start_cand, "interop_threads", 1) > 1;
+}
+
+/*
  * The config a job should run from now on.  A proposal stays until its
  * trial completes (or is cut short); then the plans of the job's static
  * knobs are ranked again: the best measured one when nothing is worth
@@ -550,6 +563,10 @@ static json_t *job_answer(struct tuner *t, struct tuner_job *j, struct tuner_wri
 		j->pending = false; /* the job never ran it: stop waiting */
 	if (j->pending)
 		return tuner_plan_json(w, &j->plan);
+	if (plan_fixed(j)) {
+		maybe_settle(t, j, ph0, wl);
+		return tuner_plan_json(w, &j->plan);
+	}
 	phase_filter(j, j->start_cand, &f);
 	if (tuner_plan_choose(t, w, &f, &ch) < 0)
 		return j->answer ? json_deep_copy(j->answer) : NULL;

@@ -30,6 +30,15 @@
 #define PLAN_MAX_RANKED 512
 /* Most static groups (distinct values of the static knobs) ranked at once. */
 #define PLAN_MAX_GROUPS 64
+/*
+ * Up to this many static groups, each is measured once (its plan of highest
+ * expected improvement) before a workload settles: a group is only as good
+ * as its best plan, and models fitted on the other groups cannot say what a
+ * static knob does to the phases (an inter-op pool turns the forked phase's
+ * preference around).  Beyond it, surveying would cost more jobs than the
+ * models save.
+ */
+#define PLAN_SURVEY_GROUPS 4
 
 double tuner_resources(const struct knob_space *sp, int cand)
 {
@@ -435,6 +444,35 @@ static void group_plans(struct tuner_workload *w, const struct plan_group *g, st
 	}
 }
 
+/* The plan to survey a static group none of whose plans is measured: its highest expected improvement; -1: none. */
+static int survey_plan(const struct tuner_workload *w, const struct plan_group *groups, int ng,
+		       const struct plan_ranking *r, const struct tuner_plan_est *est, double inc)
+{
+	int g, i;
+
+	for (g = 0; g < ng; g++) {
+		int pick = -1;
+		double top = -1.0;
+		bool measured = false;
+		for (i = 0; i < r->n && !measured; i++) {
+			double ei;
+			if (!knobs_filter_pass(&w->sp, &groups[g].f, r->plans[i].top))
+				continue;
+			measured = est[i].measured;
+			if (!isfinite(est[i].mu) || !isfinite(est[i].sd))
+				continue;
+			ei = gp_expected_improvement(est[i].mu, est[i].sd, inc);
+			if (ei > top) {
+				top = ei;
+				pick = i;
+			}
+		}
+		if (!measured && pick >= 0)
+			return pick;
+	}
+	return -1;
+}
+
 int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct knob_filter *f,
 		      struct tuner_plan_choice *out)
 {
@@ -483,11 +521,15 @@ int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct kn
 			next = i;
 		}
 	}
+	out->gain = inc > 0.0 ? fmax(top_ei, 0.0) / inc : 1.0;
+	if (ng > 1 && ng <= PLAN_SURVEY_GROUPS && (i = survey_plan(w, groups, ng, r, est, inc)) >= 0) {
+		next = i;
+		out->gain = fmax(out->gain, t->opt.gain_threshold);
+	}
 	out->best = r->plans[best];
 	out->best_est = est[best];
 	out->next = next >= 0 ? r->plans[next] : r->plans[best];
 	out->next_est = next >= 0 ? est[next] : est[best];
-	out->gain = inc > 0.0 ? fmax(top_ei, 0.0) / inc : 1.0;
 done:
 	free(est);
 	free(r);
