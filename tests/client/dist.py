@@ -14,6 +14,7 @@ CPU) is named the straggler.  Ratios only: the machine is shared.
 
 import json
 import os
+import shutil
 import tempfile
 
 import clientlib
@@ -28,8 +29,9 @@ if not clientlib.has_torch():
 
 
 def run_dist(d, *args):
-    fd, out = tempfile.mkstemp(prefix="dlprof-dist-", suffix=".json")
-    os.close(fd)
+    # A folder of its own: the ranks write rank<N>.json beside --out, and another job's must not land there.
+    work = tempfile.mkdtemp(prefix="dlprof-dist-")
+    out = os.path.join(work, "result.json")
     try:
         rc, _, err = run_script([os.path.join(HERE, "dist_job.py"), "--out", out] + list(args),
                                 env={"DLPROF_URL": d.url}, timeout=300)
@@ -37,7 +39,7 @@ def run_dist(d, *args):
         with open(out) as f:
             result = json.load(f)
     finally:
-        os.unlink(out)
+        shutil.rmtree(work, ignore_errors=True)
     ids = {r["job_id"] for r in result["ranks"]}
     assert len(ids) == 1 and None not in ids, result
     return ids.pop(), result

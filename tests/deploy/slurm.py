@@ -436,6 +436,20 @@ def run_hooks(tap, cluster, root):
             assert env.get("STEP_OMP") == env.get("OMP_NUM_THREADS"), out
             assert len(daemon_jobs(d, "slurm:" + job)) == 1, daemon_jobs(d, "slurm:" + job)
 
+        ctl = os.path.join(BUILDDIR, "tools", "dlprofctl")
+        job, rc, out = cluster.sbatch("%s -s %s run --workload deploy-run -- sh -c "
+                                      "'echo RANK_$RANK=$WORLD_SIZE:$SLURM_PROCID:$DLPROF_WORKLOAD'"
+                                      % (ctl, d.socket_path), "-n", "2", "-J", "deploy-run")
+
+        @tap.test("dlprofctl run in an sbatch allocation: ranks under srun with env://'s variables, one job")
+        def _():
+            assert rc == 0, out
+            assert "under srun" in out, out
+            assert "RANK_0=2:0:deploy-run" in out and "RANK_1=2:1:deploy-run" in out, out
+            wait_ended(d, "slurm:" + job, exit_status=True)
+            jobs = daemon_jobs(d, "slurm:" + job)
+            assert len(jobs) == 1 and jobs[0]["exit_status"] == 0, jobs
+
         job, rc, out = cluster.sbatch(SHOW_ENV, "-J", "deploy-off", env={"DLPROF_MODE": "off"})
         env = job_env(out)
 
