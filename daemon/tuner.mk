@@ -13,7 +13,8 @@ TUNER_SOURCES = \
 
 # Unit tests of the pure parts and of the tuner over a real store.
 if HAVE_CMOCKA
-TUNER_TESTS = tests/unit/test_tuner_knobs tests/unit/test_tuner_learner tests/unit/test_tuner
+TUNER_TESTS = tests/unit/test_tuner_knobs tests/unit/test_tuner_learner tests/unit/test_tuner \
+	tests/unit/test_tuner_other
 check_PROGRAMS += $(TUNER_TESTS)
 TESTS += $(TUNER_TESTS)
 tests_unit_test_tuner_knobs_SOURCES = tests/unit/test_tuner_knobs.c
@@ -25,6 +26,9 @@ tests_unit_test_tuner_learner_LDADD = $(UNIT_LDADD)
 tests_unit_test_tuner_SOURCES = tests/unit/test_tuner.c
 tests_unit_test_tuner_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tuner_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_other_SOURCES = tests/unit/test_tuner_other.c
+tests_unit_test_tuner_other_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_other_LDADD = $(UNIT_LDADD)
 endif
 
 # A job driven through the HTTP API learns a surface it never saw; restarts keep it.
