@@ -84,6 +84,7 @@ struct cluster {
 	double next_push, next_pull, last_pull_mono;
 	double view_read_mono;        /* when the view was last read; 0: never */
 	bool push_failing;
+	bool prior_failing;           /* the last ask's query failed (logged once until one succeeds) */
 
 	/* Guarded by lock: what status and the view show. */
 	pthread_mutex_t lock;
@@ -416,10 +417,13 @@ static void prior_answer(struct cluster *c)
 	struct prior_ask q;
 
 	while (c->pg.conn && !atomic_load(&c->stop) && ask_take(c, &q)) {
-		if (prior_fetch(c, &q) < 0) {
-			log_warnx("cluster: other classes' trials of %s: %s", q.workload, c->pg.error);
+		bool failed = prior_fetch(c, &q) < 0;
+		if (failed && !c->prior_failing)
+			log_warnx("cluster: other classes' trials of %s: %s; asked again at its next job", q.workload,
+				  c->pg.error);
+		if (failed)
 			recent_forget(c, &q);
-		}
+		c->prior_failing = failed;
 		ask_clear(&q);
 	}
 }
