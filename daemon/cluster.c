@@ -47,6 +47,26 @@
  * database more than all their pulls), at most once per VIEW_FRESH_S.
  */
 #define VIEW_FRESH_S 2.0
+/*
+ * Other classes as a prior (tuner_set_other_ask): a variant without trials
+ * of this class is asked about when a job of it starts or it is
+ * recommended; the thread answers each ask with one query on the
+ * workload's index.  At most PRIOR_QUEUE asks wait (beyond, an ask is
+ * dropped and counted: the next job start asks again), and a variant asked
+ * in the last PRIOR_AGAIN_S (of the last PRIOR_RECENT asked) is not asked
+ * again, so a node costs the database at most one such query per new
+ * variant per PRIOR_AGAIN_S, whatever its job rate.
+ */
+#define PRIOR_QUEUE 32
+#define PRIOR_RECENT 256
+#define PRIOR_AGAIN_S 600.0
+#define PRIOR_ROWS 4096       /* (variant, class, config) rows per answer */
+
+/* One variant asked about. */
+struct prior_ask {
+	char *workload, *params, *objective;  /* NULL workload: a free slot */
+	double t;                             /* mono time asked */
+};
 
 struct cluster {
 	pthread_t thread;
@@ -64,6 +84,7 @@ struct cluster {
 	double next_push, next_pull, last_pull_mono;
 	double view_read_mono;        /* when the view was last read; 0: never */
 	bool push_failing;
+	bool prior_failing;           /* the last ask's query failed (logged once until one succeeds) */
 
 	/* Guarded by lock: what status and the view show. */
 	pthread_mutex_t lock;
@@ -75,6 +96,11 @@ struct cluster {
 	json_t *view;                 /* the workloads array; NULL until read */
 	double view_t;                /* wall time it was read */
 	double view_wanted;           /* mono time a reader last found it old */
+	struct prior_ask asks[PRIOR_QUEUE];   /* waiting for the thread, oldest first */
+	int nasks;
+	struct prior_ask recent[PRIOR_RECENT]; /* asked lately; a ring */
+	int recent_next;
+	long long prior_asked, prior_answered, prior_dropped;
 };
 
 /* Records the link's state; logs only when it changes (a database down for a day logs twice). */
@@ -253,6 +279,155 @@ static double view_due(const struct cluster *c)
 	return c->view_read_mono > 0 ? c->view_read_mono + VIEW_FRESH_S : 0;
 }
 
+/* ---- other classes as a prior ---- */
+
+static void wake(struct cluster *c)
+{
+	ssize_t rc = write(c->wake[1], "x", 1);
+
+	(void)rc; /* a full pipe already wakes the thread */
+}
+
+static void ask_clear(struct prior_ask *a)
+{
+	free(a->workload);
+	free(a->params);
+	free(a->objective);
+	memset(a, 0, sizeof(*a));
+}
+
+static bool ask_same(const struct prior_ask *a, const char *workload, const char *params, const char *objective)
+{
+	return a->workload && strcmp(a->workload, workload) == 0 && strcmp(a->params, params) == 0 &&
+	       strcmp(a->objective, objective) == 0;
+}
+
+static int ask_set(struct prior_ask *a, const char *workload, const char *params, const char *objective, double t)
+{
+	ask_clear(a);
+	a->workload = strdup(workload);
+	a->params = strdup(params);
+	a->objective = strdup(objective);
+	a->t = t;
+	if (a->workload && a->params && a->objective)
+		return 0;
+	ask_clear(a);
+	return -1;
+}
+
+/* Forgets that a variant was asked (its answer failed): the next job start asks again. */
+static void recent_forget(struct cluster *c, const struct prior_ask *q)
+{
+	int i;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < PRIOR_RECENT; i++)
+		if (ask_same(&c->recent[i], q->workload, q->params, q->objective))
+			ask_clear(&c->recent[i]);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void cluster_ask_other_classes(void *ctx, const char *workload, const json_t *params, const char *objective)
+{
+	struct cluster *c = ctx;
+	char *ptext = params ? json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}");
+	double now = clock_mono_s();
+	bool queued = false;
+	int i;
+
+	if (!ptext)
+		return;
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < PRIOR_RECENT; i++)
+		if (ask_same(&c->recent[i], workload, ptext, objective) && now - c->recent[i].t < PRIOR_AGAIN_S)
+			break;
+	if (i < PRIOR_RECENT) {
+		/* asked lately: its answer is in the tuner, or there was none */
+	} else if (c->nasks == PRIOR_QUEUE) {
+		c->prior_dropped++;
+	} else if (ask_set(&c->asks[c->nasks], workload, ptext, objective, now) == 0) {
+		c->nasks++;
+		c->prior_asked++;
+		(void)ask_set(&c->recent[c->recent_next], workload, ptext, objective, now);
+		c->recent_next = (c->recent_next + 1) % PRIOR_RECENT;
+		queued = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+	free(ptext);
+	if (queued)
+		wake(c);
+}
+
+/* Takes the oldest ask into *q; false when none waits. */
+static bool ask_take(struct cluster *c, struct prior_ask *q)
+{
+	bool any;
+
+	pthread_mutex_lock(&c->lock);
+	any = c->nasks > 0;
+	if (any) {
+		*q = c->asks[0];
+		memmove(&c->asks[0], &c->asks[1], (size_t)(c->nasks - 1) * sizeof(c->asks[0]));
+		memset(&c->asks[--c->nasks], 0, sizeof(c->asks[0]));
+	}
+	pthread_mutex_unlock(&c->lock);
+	return any;
+}
+
+static bool asks_waiting(struct cluster *c)
+{
+	bool any;
+
+	pthread_mutex_lock(&c->lock);
+	any = c->nasks > 0;
+	pthread_mutex_unlock(&c->lock);
+	return any;
+}
+
+/* Fetches what other classes measured of q's workload and gives it to the tuner; -1 when the query failed. */
+static int prior_fetch(struct cluster *c, struct prior_ask *q)
+{
+	char limit[16];
+	const char *vals[4] = {q->workload, q->objective, c->hw_class, limit};
+	json_t *rows, *params;
+	PGresult *r;
+
+	snprintf(limit, sizeof(limit), "%d", PRIOR_ROWS);
+	if (!(r = cpg_query(&c->pg, cluster_sql_other_classes, 4, vals, QUERY_TIMEOUT_S)))
+		return -1;
+	rows = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+	PQclear(r);
+	params = json_loads(q->params, 0, NULL);
+	if (json_array_size(rows) > 0 && json_is_object(params)) {
+		struct tuner_other_answer a = {.workload = q->workload, .params = params, .objective = q->objective,
+					       .rows = rows};
+		(void)tuner_learn_other_class(c->tuner, &a);
+	}
+	json_decref(params);
+	json_decref(rows);
+	pthread_mutex_lock(&c->lock);
+	c->prior_answered++;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* Answers the asks waiting; one that fails is forgotten, to be asked again. */
+static void prior_answer(struct cluster *c)
+{
+	struct prior_ask q;
+
+	while (c->pg.conn && !atomic_load(&c->stop) && ask_take(c, &q)) {
+		bool failed = prior_fetch(c, &q) < 0;
+		if (failed && !c->prior_failing)
+			log_warnx("cluster: other classes' trials of %s: %s; asked again at its next job", q.workload,
+				  c->pg.error);
+		if (failed)
+			recent_forget(c, &q);
+		c->prior_failing = failed;
+		ask_clear(&q);
+	}
+}
+
 /* ---- the loop ---- */
 
 /* Connects, migrates and listens; 0, or -1 after recording why. */
@@ -301,9 +476,10 @@ static void link_serve(struct cluster *c)
 			pull(c);
 		if (c->pg.conn && now >= view_due(c) && view_wanted(c, true))
 			view_refresh(c);
+		prior_answer(c);
 		if (!c->pg.conn)
 			break;
-		wait = earliest(c) - clock_mono_s();
+		wait = asks_waiting(c) ? 0 : earliest(c) - clock_mono_s();
 		c->pg.kicked = false;
 		notes = cpg_wait(&c->pg, CHANNEL, c->hw_class, wait > 0 ? wait : 0);
 		if (notes > 0 && c->next_pull > c->last_pull_mono + PULL_GAP_S)
@@ -332,6 +508,12 @@ static void *cluster_main(void *arg)
 
 static void cluster_free(struct cluster *c)
 {
+	int i;
+
+	for (i = 0; i < PRIOR_QUEUE; i++)
+		ask_clear(&c->asks[i]);
+	for (i = 0; i < PRIOR_RECENT; i++)
+		ask_clear(&c->recent[i]);
 	if (c->wake[0] >= 0)
 		close(c->wake[0]);
 	if (c->wake[1] >= 0)
@@ -383,13 +565,6 @@ struct cluster *cluster_start(struct store *st, struct tuner *t, const struct cl
 	return c;
 }
 
-static void wake(struct cluster *c)
-{
-	ssize_t rc = write(c->wake[1], "x", 1);
-
-	(void)rc; /* a full pipe already wakes the thread */
-}
-
 void cluster_stop(struct cluster *c)
 {
 	if (!c)
@@ -410,12 +585,14 @@ json_t *cluster_status(struct cluster *c)
 	if (store_cluster_outbox_stats(c->st, &waiting, &dropped) != STORE_OK)
 		waiting = dropped = -1;
 	pthread_mutex_lock(&c->lock);
-	o = json_pack("{s:b, s:b, s:s, s:s, s:s, s:i, s:s?, s:I, s:I, s:{s:I, s:I}, s:o}", "configured", 1,
-		      "connected", c->connected, "node", c->node, "hw_class", c->hw_class, "store_id", c->store_id,
-		      "schema_version", c->schema_version, "error", c->error[0] ? c->error : NULL, "pushed",
-		      (json_int_t)c->pushed, "pulled", (json_int_t)c->pulled, "outbox", "waiting",
+	o = json_pack("{s:b, s:b, s:s, s:s, s:s, s:i, s:s?, s:I, s:I, s:{s:I, s:I}, s:o, s:{s:I, s:I, s:I}}",
+		      "configured", 1, "connected", c->connected, "node", c->node, "hw_class", c->hw_class, "store_id",
+		      c->store_id, "schema_version", c->schema_version, "error", c->error[0] ? c->error : NULL,
+		      "pushed", (json_int_t)c->pushed, "pulled", (json_int_t)c->pulled, "outbox", "waiting",
 		      (json_int_t)waiting, "dropped", (json_int_t)dropped, "last_pull",
-		      c->last_pull > 0 ? json_real(c->last_pull) : json_null());
+		      c->last_pull > 0 ? json_real(c->last_pull) : json_null(), "other_classes", "asked",
+		      (json_int_t)c->prior_asked, "answered", (json_int_t)c->prior_answered, "dropped",
+		      (json_int_t)c->prior_dropped);
 	pthread_mutex_unlock(&c->lock);
 	return o;
 }

@@ -39,9 +39,18 @@ void cluster_stop(struct cluster *c);
 /*
  * The state of the link, as a new JSON object: {"configured","connected",
  * "node","hw_class","store_id","schema_version","error","pushed","pulled",
- * "outbox":{"waiting","dropped"},"last_pull"}.  Never waits on the database.
+ * "outbox":{"waiting","dropped"},"last_pull","other_classes":{"asked",
+ * "answered","dropped"}}.  Never waits on the database.
  */
 json_t *cluster_status(struct cluster *c);
+
+/*
+ * The tuner's other_ask (tuner_set_other_ask, ctx the cluster): queues a
+ * question about what other hardware classes measured of a workload
+ * variant for the thread, and returns at once; the thread gives the answer
+ * to tuner_learn_other_class.  Bounded and rate-limited (cluster.c).
+ */
+void cluster_ask_other_classes(void *ctx, const char *workload, const json_t *params, const char *objective);
 
 /* The link's figures for GET /metrics (dlprofd_cluster_*), in Prometheus text. */
 void cluster_prometheus(struct cluster *c, FILE *out);

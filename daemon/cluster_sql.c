@@ -34,3 +34,18 @@ const char cluster_sql_view[] =
 	"SELECT coalesce(json_agg(json_build_object('name', w.workload, 'trials', w.trials, 'nodes', w.nodes, "
 	"'jobs', w.jobs, 'classes', w.classes, 'variants', vv.variants) ORDER BY w.workload), '[]') "
 	"FROM w JOIN vv USING (workload)";
+/*
+ * What other classes measured of one workload ($1, objective $2, not class
+ * $3): its whole-job trials pooled per variant, class and config, most
+ * trialled first, at most $4 rows.  An index lookup (dlprofd_trials_workload)
+ * and an aggregate over that workload's rows alone.
+ */
+const char cluster_sql_other_classes[] =
+	"SELECT coalesce(json_agg(x), '[]') FROM "
+	"(SELECT params, hw_class, config, count(*) AS trials, sum(n) AS steps, sum(mean) AS sum, "
+	"sum(mean * mean) AS sumsq, sum(m2 / (n - 1) / n) AS sum_var, count(DISTINCT store_id) AS nodes, "
+	"(array_agg(declared ORDER BY seq DESC))[1] AS declared "
+	"FROM dlprofd_trials WHERE workload = $1 AND objective = $2 AND hw_class <> $3 AND phase = '' "
+	"AND n >= 2 AND abs(mean) < 1e150 AND abs(m2) < 1e300 "
+	"GROUP BY params, hw_class, config ORDER BY count(*) DESC, params, hw_class, config "
+	"LIMIT $4::integer) x";

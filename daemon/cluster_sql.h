@@ -4,6 +4,8 @@
  * push: $1 a JSON array of trials.  pull: $1 hardware class, $2 cursor
  * (seq), $3 own store_id, $4 batch size; answers (JSON array, new cursor).
  * view: no parameters; answers the cluster view's JSON array.
+ * other_classes: $1 workload, $2 objective, $3 this node's class, $4 most
+ * rows; answers a JSON array (tuner_other_answer's rows).
  */
 #ifndef DLPROF_CLUSTER_SQL_H
 #define DLPROF_CLUSTER_SQL_H
@@ -11,5 +13,6 @@
 extern const char cluster_sql_push[];
 extern const char cluster_sql_pull[];
 extern const char cluster_sql_view[];
+extern const char cluster_sql_other_classes[];
 
 #endif

@@ -127,6 +127,8 @@ static const struct key keys[] = {
 	 "libpq conninfo or postgresql:// URI of the shared store (\"\": this node learns alone)"},
 	{"cluster_node", KEY_STRING, OFF(cluster_node), "", 0, 0, NULL, false,
 	 "this node's name in the shared store (\"\": its hostname)"},
+	{"hw_class", KEY_STRING, OFF(hw_class), "", 0, 0, NULL, false,
+	 "this node's hardware class: whose trials it learns from (\"\": derived, e.g. x86_64-epyc-2c-1numa-0gpu)"},
 	{"cluster_outbox_limit", KEY_LONG, OFF(cluster_outbox_limit), "100000", 1, 100000000, NULL, false,
 	 "trials kept for the shared store while it is away; older ones are dropped beyond"},
 	{"explore_share", KEY_DOUBLE, OFF(explore_share), "0.10", 0, 1, NULL, false,

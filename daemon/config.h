@@ -72,6 +72,7 @@ struct config {
 	long queue_limit;
 	char *cluster_store;             /* libpq conninfo; "": no cluster store */
 	char *cluster_node;              /* "": the hostname */
+	char *hw_class;                  /* "": derived from the hardware (node.c) */
 	long cluster_outbox_limit;
 	double explore_share;
 	double gain_threshold;

@@ -26,7 +26,7 @@
 struct jobs {
 	struct store *store;
 	struct tuner *tuner;         /* NULL: no tuning */
-	char hw_class[64];
+	char hw_class[128];          /* as node_info.hw_class */
 	char proc_root[256];
 };
 

@@ -164,6 +164,9 @@ static int daemon_start(struct daemon *d)
 	d->app.web_root = d->web_root;
 	if (node_probe(cfg->sys_root, cfg->proc_root, &d->node) < 0)
 		return -1;
+	/* Nodes a site knows to be alike (or tests standing in for other hardware) name their class. */
+	if (cfg->hw_class[0])
+		snprintf(d->node.hw_class, sizeof(d->node.hw_class), "%s", cfg->hw_class);
 	d->app.node = &d->node;
 	if (ensure_parent_dir(cfg->db_path) < 0 || !(d->app.store = store_open(cfg->db_path, &so)))
 		return -1;
@@ -198,6 +201,7 @@ static int daemon_start(struct daemon *d)
 					     .hw_class = d->node.hw_class, .outbox_limit = cfg->cluster_outbox_limit};
 		if (!(d->app.cluster = cluster_start(d->app.store, d->app.tuner, &co)))
 			return -1;
+		tuner_set_other_ask(d->app.tuner, cluster_ask_other_classes, d->app.cluster);
 	}
 	if (!(d->app.sampler = sampler_start(&d->app, &sam)))
 		return -1;
@@ -219,6 +223,8 @@ static void daemon_stop(struct daemon *d)
 	sampler_stop(d->app.sampler);
 	live_free(d->app.live);
 	jobs_free(d->app.jobs);
+	if (d->app.tuner)
+		tuner_set_other_ask(d->app.tuner, NULL, NULL);
 	cluster_stop(d->app.cluster);
 	if (d->app.tuner)
 		tuner_close(d->app.tuner);

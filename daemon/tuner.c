@@ -310,6 +310,7 @@ static void workload_free(struct tuner_workload *w)
 	free(w->pools);
 	json_decref(w->params);
 	json_decref(w->declared);
+	tuner_other_free(w->other);
 	free(w);
 }
 
@@ -334,6 +335,12 @@ static struct tuner_workload *workload_new(struct tuner *t, int64_t id, const ch
 	w->next = t->workloads;
 	t->workloads = w;
 	return w;
+}
+
+struct tuner_workload *tuner_workload_create(struct tuner *t, const char *name, const json_t *params,
+					     const char *objective, const json_t *declared)
+{
+	return workload_new(t, 0, name, params, objective, declared);
 }
 
 struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
@@ -1022,7 +1029,7 @@ static json_t *job_begin(struct tuner *t, struct tuner_job *j)
 
 	if (!ph0 || !job_phase(j, ""))
 		return NULL;
-	tuner_prior_similar(t, j->w, ph0);
+	tuner_prior_apply(t, j->w, ph0);
 	if (tuner_plan_choose(t, j->w, &j->allowed, &ch) < 0)
 		return NULL;
 	known = ch.any_measured && (ph0->settled || ch.gain < t->opt.gain_threshold);
@@ -1060,6 +1067,8 @@ json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, c
 	tuner_cache_changed(t);
 	pthread_mutex_unlock(&t->lock);
 	writes_flush(t, wl);
+	if (answer)
+		tuner_other_ask(t, workload, canon, objective);
 	json_decref(canon);
 	if (!answer)
 		log_warnx("%s: job %lld: no config could be chosen", __func__, (long long)job_id);

@@ -100,4 +100,34 @@ struct tuner_remote_trial {
 /* Learns r as if measured here; -1 when it cannot be used (too short, bad numbers). */
 int tuner_learn_remote(struct tuner *t, const struct tuner_remote_trial *r);
 
+/*
+ * Other hardware classes as a prior (tuner_other.c).  A workload variant
+ * that has no trials of this node's class when a job of it starts or it is
+ * recommended is asked about through ask (cluster.c queues the question for
+ * its thread and returns at once; it is called without the tuner's lock).
+ * The answer comes back through tuner_learn_other_class.  fn NULL: nobody
+ * to ask (no cluster store); set before requests are served, cleared after.
+ */
+typedef void tuner_other_ask_fn(void *ctx, const char *workload, const json_t *params, const char *objective);
+void tuner_set_other_ask(struct tuner *t, tuner_other_ask_fn *fn, void *ctx);
+
+/*
+ * What other classes measured of a workload: rows, a JSON array of
+ * {"params" (JSON text),"hw_class","config" (JSON text),"trials","steps",
+ * "sum","sumsq","sum_var","nodes","declared" (JSON text or null)}, the
+ * whole-job trials of each variant, class and config pooled (sums of the
+ * trials' means, of their squares and of their variances of the mean);
+ * "declared" the knobs the workload was last declared with there.  Rows of
+ * the variant params (compared as the tuner canonicalises params) are
+ * used; the class with the most trials becomes the variant's prior.  -1
+ * when nothing in rows can be used.
+ */
+struct tuner_other_answer {
+	const char *workload;
+	const json_t *params;         /* object */
+	const char *objective;
+	const json_t *rows;
+};
+int tuner_learn_other_class(struct tuner *t, const struct tuner_other_answer *a);
+
 #endif

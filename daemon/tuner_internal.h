@@ -25,7 +25,11 @@
 enum tuner_prior {
 	TUNER_PRIOR_TOPOLOGY,   /* the node's cores and GPUs */
 	TUNER_PRIOR_SIMILAR,    /* a workload of the same name with other parameters */
+	TUNER_PRIOR_OTHER_CLASS, /* this very workload measured on another hardware class (tuner_other.c) */
 };
+
+/* The prior's name in the views: "topology", "similar" or "other_class". */
+const char *tuner_prior_name(enum tuner_prior p);
 
 struct tuner_phase {
 	char name[TUNER_PHASE_MAX];   /* "": the whole job */
@@ -33,7 +37,7 @@ struct tuner_phase {
 	bool settled;                 /* has had a confident best (exploration is budgeted since) */
 	double drift_t;               /* trials that started before this are stale; 0: no drift */
 	enum tuner_prior prior;
-	char prior_from[TUNER_NAME_MAX]; /* params of the similar workload, as JSON text */
+	char prior_from[TUNER_NAME_MAX]; /* params of the similar workload (JSON text), or the other class */
 };
 
 /*
@@ -83,6 +87,7 @@ struct tuner_workload {
 	long jobs;                    /* jobs seen */
 	double kappa_sum;             /* objective x step time (x resources for efficiency), summed ... */
 	long kappa_n;                 /* ... over this many steps: turns a value into a step time */
+	struct tuner_other *other;    /* what another hardware class measured of it (tuner_other.c); NULL: nothing */
 	struct tuner_workload *next;
 };
 
@@ -147,6 +152,8 @@ struct tuner {
 	struct tuner_workload *workloads;
 	struct tuner_job *jobs;
 	int gpus_given;               /* GPUs of running jobs */
+	tuner_other_ask_fn *other_ask; /* asks what other classes measured (cluster.c); NULL: no cluster */
+	void *other_ask_ctx;
 };
 
 /* ---- shared by tuner.c and tuner_view.c (lock held) ---- */
@@ -162,6 +169,47 @@ struct tuner_phase *tuner_phase_get(struct tuner_workload *w, const char *phase,
  * and objective, other parameters, most trials), if there is one.
  */
 void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
+/*
+ * Gives a phase without trials its prior, in the order of precedence: a
+ * similar workload of this class (tuner_prior_similar), else what another
+ * hardware class measured of this workload (tuner_prior_other_class).
+ */
+void tuner_prior_apply(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
+/* ---- other hardware classes (tuner_other.c, lock held) ---- */
+
+/* One uniform whole-job config's trials on another hardware class, pooled. */
+struct tuner_other_pool {
+	json_t *config;               /* as that class ran it */
+	struct learner_stats s;
+};
+
+/* What the class that measured a workload most measured of it: a prior, never pooled as trials. */
+struct tuner_other {
+	char hw_class[TUNER_NAME_MAX];
+	struct tuner_other_pool *pools;
+	size_t npools;
+	int trials;                   /* whole-job trials behind it */
+	long nodes;                   /* nodes of that class that measured it */
+};
+
+void tuner_other_free(struct tuner_other *o);
+/*
+ * Gives the whole-job phase ph of w, while it has no trials and no similar
+ * workload's prior, the surface the other class measured, read at this
+ * space's candidates (configs mapped by knob values; those this space
+ * cannot run are left out).
+ */
+void tuner_prior_other_class(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
+/* Whether w (NULL: not seen here) has trials of this node's class. */
+bool tuner_has_trials(const struct tuner_workload *w);
+/*
+ * Asks the cluster (tuner_set_other_ask) about a variant without trials of
+ * this class; called without the lock, at a job start or a recommendation.
+ */
+void tuner_other_ask(struct tuner *t, const char *name, const json_t *canon, const char *objective);
+/* A workload not seen yet, with the knobs declared (NULL: none); NULL after logging why. */
+struct tuner_workload *tuner_workload_create(struct tuner *t, const char *name, const json_t *params,
+					     const char *objective, const json_t *declared);
 /* The most-trialled similar workload, or NULL. */
 struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
 				     const json_t *params, enum objective objective);

@@ -1,6 +1,6 @@
 /*
  * What the tuner shows: the recommendation for a new job (learned, from a
- * similar workload, or the topology default), the list of workloads, and one
+ * similar workload, from another hardware class, or the topology default), the list of workloads, and one
  * workload's learned surface.  Everything is answered from memory under the
  * tuner's lock; a model refits only when trials came in since its last fit.
  */
@@ -177,6 +177,34 @@ static json_t *recommend_similar(struct tuner *t, struct tuner_workload *o, cons
 			 json_incref(o->params), "value", mu, "std", sd);
 }
 
+/*
+ * A variant without trials of this class that another class measured: the
+ * prior's pick (its surface read at this node's candidates).  No expected
+ * value: the other class's figures are of other hardware.
+ */
+static json_t *recommend_other_class(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph0)
+{
+	struct knob_filter f;
+	char text[200], line[1024];
+	int c;
+
+	if (!w->other || ph0->prior != TUNER_PRIOR_OTHER_CLASS)
+		return NULL;
+	node_filter(t, w, &w->sp, &f);
+	if ((c = learner_best(ph0->l, &f)) < 0)
+		return NULL;
+	knobs_config_text(&w->sp, c, text, sizeof(text));
+	snprintf(line, sizeof(line),
+		 "no trials on this hardware class yet: %s is the best of %d whole-job trials of this workload on %s, "
+		 "read at this node's configs",
+		 text[0] ? text : "the config", w->other->trials, w->other->hw_class);
+	return json_pack("{s:o, s:s, s:n, s:n, s:n, s:f, s:b, s:i, s:s, s:{s:s, s:i, s:I}}", "config",
+			 knobs_config_json(&w->sp, c), "source", "other_class", "expected", "expected_gain",
+			 "remaining_gain", "confidence", 0.0, "confident", 0, "trials", 0, "explanation", line,
+			 "other_class", "hw_class", w->other->hw_class, "trials", w->other->trials, "nodes",
+			 (json_int_t)w->other->nodes);
+}
+
 static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w, const char *objective)
 {
 	struct knob_topology topo;
@@ -212,9 +240,12 @@ json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params,
 		rec = recommend_learned(t, w, ph0);
 	if (!rec && (o = tuner_similar(t, w, name, canon, tuner_objective(obj))))
 		rec = recommend_similar(t, o, obj);
+	if (!rec && ph0 && !tuner_has_trials(w))
+		rec = recommend_other_class(t, w, ph0);
 	if (!rec)
 		rec = recommend_default(t, w, obj);
 	pthread_mutex_unlock(&t->lock);
+	tuner_other_ask(t, name, canon, obj);
 	if (rec) {
 		json_object_set_new(rec, "workload", json_string(name));
 		json_object_set_new(rec, "params", canon);
@@ -244,8 +275,7 @@ static json_t *phase_best(struct tuner *t, struct tuner_workload *w, struct tune
 			 "config", knobs_config_json(&w->sp, best), "mean", mean, "std", std, "n", (json_int_t)steps,
 			 "trials", trials, "predicted", mu, "predicted_std", sd, "confidence",
 			 confidence_of(t, remaining), "confident", remaining < t->opt.gain_threshold, "settled",
-			 ph->settled, "drift_t", ph->drift_t, "prior",
-			 ph->prior == TUNER_PRIOR_SIMILAR ? "similar" : "topology");
+			 ph->settled, "drift_t", ph->drift_t, "prior", tuner_prior_name(ph->prior));
 }
 
 static int phase_trials(const struct tuner_workload *w)
@@ -273,7 +303,7 @@ static json_t *plan_best(struct tuner *t, struct tuner_workload *w, struct tuner
 			 tuner_plan_json(w, &ch.best), "mean", ch.best_est.mu, "std", ch.best_est.sd, "trials",
 			 ch.best_est.trials, "predicted", ch.best_est.mu, "predicted_std", ch.best_est.sd, "confidence",
 			 confidence_of(t, ch.gain), "confident", ch.gain < t->opt.gain_threshold, "settled", ph0->settled,
-			 "drift_t", ph0->drift_t, "prior", ph0->prior == TUNER_PRIOR_SIMILAR ? "similar" : "topology");
+			 "drift_t", ph0->drift_t, "prior", tuner_prior_name(ph0->prior));
 }
 
 static json_t *workload_summary(struct tuner *t, struct tuner_workload *w)
@@ -289,7 +319,13 @@ static json_t *workload_summary(struct tuner *t, struct tuner_workload *w)
 	o = json_pack("{s:s, s:O, s:s, s:s, s:i, s:I, s:o, s:o, s:s}", "name", w->name, "params", w->params,
 		      "objective", tuner_objective_name(w->objective), "hw_class", t->node.hw_class,
 		      "trials", phase_trials(w), "jobs", (json_int_t)w->jobs, "phases", phases, "best", best, "source",
-		      json_is_object(best) ? "learned" : "default");
+		      json_is_object(best) ? "learned" : ph0 && ph0->prior == TUNER_PRIOR_OTHER_CLASS ? "other_class"
+										: "default");
+	/* Where the prior of a variant without trials here came from (and stays, under its first trials). */
+	if (ph0 && ph0->prior == TUNER_PRIOR_OTHER_CLASS && w->other)
+		json_object_set_new(o, "other_class", json_pack("{s:s, s:i, s:I}", "hw_class", w->other->hw_class,
+								 "trials", w->other->trials, "nodes",
+								 (json_int_t)w->other->nodes));
 	if (json_is_object(best)) {
 		json_object_set(o, "confidence", json_object_get(best, "confidence"));
 		json_object_set(o, "confident", json_object_get(best, "confident"));

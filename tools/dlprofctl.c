@@ -617,6 +617,16 @@ static int cmd_recommend(const struct ctl *c, const char *workload, char **kv, i
 			continue;
 		ctl_print_field(key, ctl_fmt_scalar(v, buf, sizeof(buf)), CTL_FIELD_WIDTH);
 	}
+	/* Source other_class: which class's measurements the config was read from. */
+	v = json_object_get(rec, "other_class");
+	if (json_is_object(v)) {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%s (%" JSON_INTEGER_FORMAT " whole-job trials there)",
+			 json_string_value(json_object_get(v, "hw_class")) ? json_string_value(json_object_get(v, "hw_class"))
+									    : "?",
+			 json_integer_value(json_object_get(v, "trials")));
+		ctl_print_field("from_class", buf, CTL_FIELD_WIDTH);
+	}
 	cfg = json_object_get(rec, "config");
 	if (json_is_object(cfg)) {
 		struct ctl_table t;

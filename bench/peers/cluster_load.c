@@ -13,7 +13,9 @@
  * per pull, and the time each trial took to reach every node of its class
  * (from the push's commit to the end of the first pull of each node that
  * read up to it).  --cold: one node's first pull of its class from
- * cursor 0 instead.  --view: the cluster view's query once.
+ * cursor 0 instead.  --view: the cluster view's query once.  --prior
+ * CLASS: what a node of CLASS asks about a workload its class never
+ * measured (other classes' trials of it), for 500 random workloads.
  */
 #include <getopt.h>
 #include <libpq-fe.h>
@@ -436,6 +438,40 @@ static void view(const char *conninfo)
 	PQfinish(c);
 }
 
+/* A node of class cls asking about 500 workloads in turn, as daemon/cluster.c asks for a prior. */
+static void prior(const char *conninfo, const char *cls, int workloads)
+{
+	enum { ASKS = 500 };
+	PGconn *c = connect_or_die(conninfo);
+	char name[32];
+	const char *vals[4] = {name, "throughput", cls, "4096"};
+	double ms[ASKS], t0 = now_s();
+	long long bytes = 0, rows = 0;
+	unsigned seed = 11;
+
+	for (int i = 0; i < ASKS; i++) {
+		double t = now_s();
+		PGresult *r;
+		seed = seed * 1103515245u + 12345u;
+		snprintf(name, sizeof(name), "w%u", (seed >> 8) % (unsigned)workloads);
+		r = PQexecParams(c, cluster_sql_other_classes, 4, NULL, vals, NULL, NULL, 0);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+			fprintf(stderr, "cluster_load: %s", PQresultErrorMessage(r));
+			exit(1);
+		}
+		ms[i] = 1000.0 * (now_s() - t);
+		bytes += PQgetlength(r, 0, 0);
+		for (const char *p = PQgetvalue(r, 0, 0); (p = strstr(p, "\"hw_class\"")); p++)
+			rows++;
+		PQclear(r);
+	}
+	printf("{\"prior\":{\"asks\":%d,\"seconds\":%.3f,", ASKS, now_s() - t0);
+	put_num("p50_ms", pct(ms, ASKS, 0.5), ",");
+	put_num("p95_ms", pct(ms, ASKS, 0.95), ",");
+	printf("\"rows\":%.1f,\"bytes\":%.0f}}\n", (double)rows / ASKS, (double)bytes / ASKS);
+	PQfinish(c);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -443,11 +479,12 @@ int main(int argc, char **argv)
 		{"classes", required_argument, NULL, 'k'},  {"workloads", required_argument, NULL, 'w'},
 		{"rate", required_argument, NULL, 'r'},     {"seconds", required_argument, NULL, 's'},
 		{"pool", required_argument, NULL, 'p'},     {"cold", required_argument, NULL, 'C'},
-		{"view", no_argument, NULL, 'V'},           {NULL, 0, NULL, 0},
+		{"view", no_argument, NULL, 'V'},           {"prior", required_argument, NULL, 'P'},
+		{NULL, 0, NULL, 0},
 	};
 	struct load l = {.nodes = 1000, .classes = 4, .workloads = 10000, .pool = 16, .rate = 1.0 / 30,
 			 .seconds = 60, .seed = 7};
-	const char *conninfo = NULL, *cold_cls = NULL;
+	const char *conninfo = NULL, *cold_cls = NULL, *prior_cls = NULL;
 	int o, want_view = 0;
 	double end;
 
@@ -462,6 +499,7 @@ int main(int argc, char **argv)
 		case 'p': l.pool = atoi(optarg); break;
 		case 'C': cold_cls = optarg; break;
 		case 'V': want_view = 1; break;
+		case 'P': prior_cls = optarg; break;
 		default: return 2;
 		}
 	}
@@ -473,6 +511,10 @@ int main(int argc, char **argv)
 	}
 	if (want_view) {
 		view(conninfo);
+		return 0;
+	}
+	if (prior_cls) {
+		prior(conninfo, prior_cls, l.workloads);
 		return 0;
 	}
 	l.n = calloc((size_t)l.nodes, sizeof(*l.n));

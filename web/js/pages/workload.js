@@ -146,6 +146,8 @@ function recommendation(rec, name, query) {
 		rec ? facts([
 			['Config', configText(cfg)],
 			['Source', rec.source ? badge(rec.source, rec.source === 'learned' ? 'learned' : 'default') : null],
+			['From class', rec.other_class
+				? `${rec.other_class.hw_class} (${fmt.num(rec.other_class.trials)} whole-job trials there; a prior, not trials here)` : null],
 			['Why', rec.explanation],
 			['Expected', exp && Number.isFinite(exp.value) ? `${fmt.num(exp.value)} ± ${fmt.num(exp.std)}` : null],
 			['Gain over the default', Number.isFinite(rec.expected_gain) ? fmt.pct(rec.expected_gain) : null],

@@ -20,7 +20,8 @@ function workloadsTable(list) {
 		{ label: 'Trials', num: true, cell: (w) => fmt.num(w.trials) },
 		{ label: 'Jobs', num: true, wide: true, cell: (w) => fmt.num(w.jobs) },
 		{ label: 'Phases', wide: true, wrap: true, cell: (w) => (w.phases || []).filter(Boolean).join(', ') },
-		{ label: 'Source', wide: true, cell: (w) => (w.source ? badge(w.source, w.source === 'learned' ? 'learned' : 'default') : '–') },
+		{ label: 'Source', wide: true, cell: (w) => (w.source ? [badge(w.source, w.source === 'learned' ? 'learned' : 'default'),
+			w.other_class ? h('div', { class: 'muted' }, `prior from ${w.other_class.hw_class}`) : null] : '–') },
 	], list);
 }
 
