@@ -603,6 +603,8 @@ static void trial_record(struct tuner_job *j, const char *phase, struct trial_ac
 	double var = trial_var_mean(a);
 	const struct tuner_pool *plan = NULL;
 	int cand = a->cand;
+	double mu = NAN, sd = NAN;
+	bool drifted;
 	char *text;
 
 	if (!ph || a->cand < 0 || a->n < 2)
@@ -617,12 +619,16 @@ static void trial_record(struct tuner_job *j, const char *phase, struct trial_ac
 			return;
 	}
 	phase_filter(j, cand, &f);
-	if ((!plan || plan->uniform) && ph->settled && cand == learner_best(ph->l, &f) &&
-	    learner_drifted(ph->l, cand, a->mean, var)) {
-		double mu, sd;
+	/* The best config or plan gives what contradicts what was measured of it: a drift. */
+	if (!ph->settled)
+		drifted = false;
+	else if (plan && !plan->uniform)
+		drifted = a->cand == j->inc_pool && tuner_pool_drifted(w, a->cand, a->mean, var, &mu, &sd);
+	else if ((drifted = cand == learner_best(ph->l, &f) && learner_drifted(ph->l, cand, a->mean, var)))
 		learner_predict(ph->l, cand, &mu, &sd);
-		log_info("tuner: workload %s phase \"%s\": the best config now gives %.4g, the model expected "
-			 "%.4g +- %.2g: reopening exploration", w->name, phase, a->mean, mu, sd);
+	if (drifted) {
+		log_info("tuner: workload %s phase \"%s\": the best %s now gives %.4g, the model expected "
+			 "%.4g +- %.2g: reopening exploration", w->name, phase, plan ? "plan" : "config", a->mean, mu, sd);
 		ph->drift_t = a->t_start;
 		learner_mark_stale(ph->l);
 		pools_mark_stale(w, phase);

@@ -253,6 +253,8 @@ void tuner_plan_estimate(struct tuner *t, struct tuner_workload *w, const struct
 /* Ranks the plans whose candidates pass f (static knobs free or pinned by f). */
 int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct knob_filter *f,
 		      struct tuner_plan_choice *out);
+/* Whether a trial (mean, variance of its mean) of a plan's pool departs from what the pool measured (mu +- sd). */
+bool tuner_pool_drifted(const struct tuner_workload *w, int pool, double mean, double var_mean, double *mu, double *sd);
 /* Resources a config holds, for the efficiency objective: GPUs, or else cores. */
 double tuner_resources(const struct knob_space *sp, int cand);
 

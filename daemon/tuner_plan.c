@@ -26,6 +26,11 @@
 #define PLAN_MODEL_SD 0.04
 /* Run-to-run spread of a plan measured once, relative. */
 #define PLAN_RUN_SD 0.02
+/* Extra spread of a plan's trials from before a drift, relative (as LEARNER_STALE_SD). */
+#define PLAN_STALE_SD 0.10
+/* A plan's trial drifted when this many standard errors and this share away from its value. */
+#define PLAN_DRIFT_Z 4.0
+#define PLAN_DRIFT_REL 0.08
 /* Most candidate plans ranked at one decision. */
 #define PLAN_MAX_RANKED 512
 /* Most static groups (distinct values of the static knobs) ranked at once. */
@@ -229,20 +234,57 @@ static const struct tuner_pool *plan_pool_find(const struct tuner_workload *w, c
 	return NULL;
 }
 
-/* The mean and its standard error over a pool's trials (fresh and stale alike). */
+/* The mean of some trials and its variance. */
+static void stats_estimate(const struct learner_stats *s, double *mean, double *var)
+{
+	double between, within;
+
+	*mean = s->sum / s->trials;
+	within = s->sum_var / ((double)s->trials * s->trials);
+	between = s->trials > 1 ? (s->sumsq - s->trials * *mean * *mean) / (s->trials - 1) / s->trials : 0.0;
+	*var = fmax(between, within) + pow(PLAN_RUN_SD * *mean, 2) / s->trials;
+}
+
+/*
+ * A pool's value and its standard error: its trials since the last drift
+ * and those before it, weighted by their precision, the older ones with
+ * the extra spread of stale evidence (as the learners weigh them).
+ */
 static void pool_estimate(const struct tuner_pool *pool, struct tuner_plan_est *e)
 {
-	struct learner_stats s = pool->fresh;
-	double mean, between, within;
+	double mf = 0.0, vf = 0.0, ms = 0.0, vs = 0.0;
 
-	learner_stats_merge(&s, &pool->stale);
-	mean = s.sum / s.trials;
-	within = s.sum_var / ((double)s.trials * s.trials);
-	between = s.trials > 1 ? (s.sumsq - s.trials * mean * mean) / (s.trials - 1) / s.trials : 0.0;
-	e->mu = mean;
-	e->sd = sqrt(fmax(between, within) + pow(PLAN_RUN_SD * mean, 2) / s.trials);
+	if (pool->fresh.trials > 0)
+		stats_estimate(&pool->fresh, &mf, &vf);
+	if (pool->stale.trials > 0) {
+		stats_estimate(&pool->stale, &ms, &vs);
+		vs += pow(PLAN_STALE_SD * ms, 2) / pool->stale.trials;
+	}
+	if (pool->fresh.trials > 0 && pool->stale.trials > 0) {
+		double wf = 1.0 / fmax(vf, 1e-300), ws = 1.0 / fmax(vs, 1e-300);
+		e->mu = (wf * mf + ws * ms) / (wf + ws);
+		e->sd = sqrt(1.0 / (wf + ws));
+	} else {
+		e->mu = pool->fresh.trials > 0 ? mf : ms;
+		e->sd = sqrt(pool->fresh.trials > 0 ? vf : vs);
+	}
 	e->measured = true;
-	e->trials = s.trials;
+	e->trials = pool->fresh.trials + pool->stale.trials;
+}
+
+bool tuner_pool_drifted(const struct tuner_workload *w, int pool, double mean, double var_mean, double *mu, double *sd)
+{
+	const struct tuner_pool *p;
+	struct tuner_plan_est e;
+	double diff;
+
+	if (pool < 0 || (size_t)pool >= w->npools || (p = &w->pools[pool])->fresh.trials < 2)
+		return false;
+	pool_estimate(p, &e);
+	*mu = e.mu;
+	*sd = e.sd;
+	diff = fabs(mean - e.mu);
+	return diff > PLAN_DRIFT_Z * sqrt(e.sd * e.sd + var_mean) && diff > PLAN_DRIFT_REL * fabs(e.mu);
 }
 
 /* Seconds per step of a value v under candidate cand, or NAN while unknown. */

@@ -979,6 +979,52 @@ static void test_static_group_surveyed(void **state)
 	json_decref(view);
 }
 
+/*
+ * As branches_2core until another job comes to share the node: from then
+ * on the inter-op pool's forked work runs 20% slower, and inter-op 1's plan
+ * (fork on 1, seq on 2: 117 a second) beats inter-op 2's (122 before, 107
+ * now).  The per-phase plan the workload settled on must be seen to drift
+ * at its next trial, not kept on the average of its old ones (which stays
+ * above inter-op 1's for several jobs).
+ */
+static bool branches_shared;
+
+static double branches_drifting(int phase, long inter, long intra)
+{
+	if (phase == 0 && inter == 2 && branches_shared)
+		return 1.2 * branches_2core(phase, inter, intra);
+	return branches_2core(phase, inter, intra);
+}
+
+static void test_plan_drift_reopens_exploration(void **state)
+{
+	struct fixture *f = *state;
+	struct phase_model m = {.phase = branches_drifting, .outside_per_switch = 0.0005, .noise = 0.03};
+	struct model_run r;
+	json_t *config, *view, *best;
+	int64_t id;
+	int job;
+
+	open_all(f, false);
+	branches_shared = false;
+	for (job = 1; job <= 12; job++) {
+		branches_shared = job > 8;
+		config = start_job(f, "shared", NULL, NULL, PHASE_KNOBS, &id);
+		config = run_model_job(f, id, config, &m, 60, 3, 1000.0 * job, &r);
+		tuner_job_end(f->t, id);
+		json_decref(config);
+		if (job == 8 && r.on[5] < r.steps * 85 / 100)
+			fail_msg("job 8, before the drift: %ld of %ld steps on inter-op 2's plan", r.on[5], r.steps);
+		/* Jobs 11 and 12 ran inter-op 1, fork on 1 thread, seq on 2 (index 0 + 0 + 1) nearly throughout. */
+		if (job >= 11 && r.on[1] < r.steps * 85 / 100)
+			fail_msg("job %d: %ld of %ld steps on inter-op 1's plan", job, r.on[1], r.steps);
+	}
+	view = tuner_workload(f->t, "shared", NULL, NULL);
+	best = json_object_get(json_object_get(view, "best"), "config");
+	assert_int_equal(knob(best, "interop_threads"), 1);
+	json_decref(view);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1001,6 +1047,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_losing_trial_cut_short, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmeasured_static_knob_explored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_group_surveyed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plan_drift_reopens_exploration, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
