@@ -101,6 +101,7 @@ void tuner_prior_other_class(struct tuner *t, struct tuner_workload *w, struct t
 {
 	double *shape;
 
+	(void)t; /* only the assert reads it */
 	assert(lock_held(&t->lock));
 	if (!w->other || ph->name[0] || ph->l->ntrials > 0 || ph->prior == TUNER_PRIOR_SIMILAR ||
 	    tuner_has_trials(w) || !(shape = other_surface(w)))
