@@ -216,7 +216,7 @@ main(int argc, char **argv)
 	static const struct store_options opts = {.queue_limit = 4096, .readers = 2};
 	const char *dir = "/tmp";
 	double hours = 24, long_days = 14, store_cpu, c_all, gen_cpu = 0, g0, t, dt, end;
-	int jobs = 50;
+	int jobs = 50, keep = 0;
 	char path[512];
 	struct store *st;
 	struct sample_window win;
@@ -226,6 +226,9 @@ main(int argc, char **argv)
 	size_t nv = 0, stored = 0, n;
 	long empty, base, full, freeb;
 
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--keep") == 0)
+			keep = 1;   /* the database stays, for sqlite3's dbstat; its path goes to stderr */
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--hours") == 0)
 			hours = atof(argv[i + 1]);
@@ -310,6 +313,9 @@ main(int argc, char **argv)
 	sample_window_free(&win);
 	free(vals);
 	free(rows);
-	unlink(path);
+	if (keep)
+		fprintf(stderr, "kept %s\n", path);
+	else
+		unlink(path);
 	return 0;
 }
