@@ -13,12 +13,13 @@
  * previous window, '11' a new window (6 bits of leading zeros, 6 bits of
  * length - 1) and the bits.
  *
- * Integer values may instead go packed (frame of reference): one bit for
- * the order (0: the values, 1: the first value in full, then the deltas),
- * the least of them in 64 bits, a width in 7 bits, then each one less the
- * least in that width.  Noise (a rate that jumps around a level) costs the
- * bits of its range, where its delta-of-delta would pay for twice its
- * jumps in the prefix code's next larger bucket; a constant costs no bits.
+ * Integer values and millisecond times may instead go packed (frame of
+ * reference): one bit for the order (0: the numbers, 1: the first in full,
+ * then the deltas), the least of them in 64 bits, a width in 7 bits, then
+ * each one less the least in that width.  Noise (a rate that jumps around a
+ * level) costs the bits of its range, where its delta-of-delta would pay
+ * for twice its jumps in the prefix code's next larger bucket; a constant,
+ * and the times of a regular tick, cost no bits a point at all.
  */
 #include <math.h>
 #include <stdint.h>
@@ -31,8 +32,9 @@
 #define FLAG_TIME_MS 0x1          /* times are whole milliseconds, as integers */
 #define FLAG_VALUE_INT 0x2        /* values are integers over 10^d (d in 3 bits before them), as integers */
 #define FLAG_VALUE_PACKED 0x4     /* with FLAG_VALUE_INT: packed, not delta-of-delta */
+#define FLAG_TIME_PACKED 0x8      /* with FLAG_TIME_MS: packed, not delta-of-delta */
 #define DECIMALS_MAX 6
-#define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT | FLAG_VALUE_PACKED)
+#define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT | FLAG_VALUE_PACKED | FLAG_TIME_PACKED)
 #define PACK_WIDTH_BITS 7         /* 0 to 64 */
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53: every integer up to it is a double */
 
@@ -412,7 +414,10 @@ put_head(struct bit_writer *w, const struct series_point *p, size_t n, unsigned 
 	}
 	if (flags & FLAG_TIME_MS) {
 		as_ints(p, n, -1, k);
-		put_ints(w, k, n);
+		if (flags & FLAG_TIME_PACKED)
+			put_packed_values(w, k, n);
+		else
+			put_ints(w, k, n);
 	} else {
 		for (size_t i = 0; i < n; i++)
 			k[i] = dbits(p[i].t);
@@ -431,6 +436,23 @@ encode_as(const struct series_point *p, size_t n, unsigned flags, int d, uint64_
 		return -1;
 	}
 	return 0;
+}
+
+/* FLAG_TIME_PACKED when millisecond times pack smaller than their delta-of-delta (a regular tick), else 0. */
+static unsigned
+time_coding(const struct series_point *p, size_t n, uint64_t *k)
+{
+	struct bit_writer dod, packed;
+	unsigned flag;
+
+	memset(&dod, 0, sizeof(dod));
+	memset(&packed, 0, sizeof(packed));
+	put_head(&dod, p, n, FLAG_TIME_MS, k);
+	put_head(&packed, p, n, FLAG_TIME_MS | FLAG_TIME_PACKED, k);
+	flag = !packed.failed && (dod.failed || packed.bits < dod.bits) ? FLAG_TIME_PACKED : 0;
+	free(dod.buf);
+	free(packed.buf);
+	return flag;
 }
 
 /* Keeps in *best the shorter of *best and *other, and frees the other's buffer. */
@@ -456,7 +478,7 @@ series_encode(const struct series_point *p, size_t n, unsigned char **out, size_
 	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(n * sizeof(*k))) == NULL)
 		return -1;
 	if (as_ints(p, n, -1, k) == 0)
-		flags |= FLAG_TIME_MS;
+		flags |= FLAG_TIME_MS | time_coding(p, n, k);
 	if (encode_as(p, n, flags, -1, k, &w) < 0) {
 		free(k);
 		return -1;
@@ -508,16 +530,19 @@ series_decode(const unsigned char *buf, size_t len, struct series_point **out, s
 
 	if (r.failed || head >> 4 != CODEC_VERSION || (head & 0xf & ~FLAGS_KNOWN) || get_count(&r, &m) < 0)
 		return -1;
-	if ((head & FLAG_VALUE_PACKED) && !(head & FLAG_VALUE_INT))
+	if (((head & FLAG_VALUE_PACKED) && !(head & FLAG_VALUE_INT)) || ((head & FLAG_TIME_PACKED) && !(head & FLAG_TIME_MS)))
 		return -1;
-	/* Each point after the first takes at least its time's bit: a short buffer cannot claim a large count. */
-	if (m > 1 && m - 1 > r.bits - r.pos)
+	/* Unpacked, each time after the first takes a bit: a short buffer cannot claim a large count. */
+	if (!(head & FLAG_TIME_PACKED) && m > 1 && m - 1 > r.bits - r.pos)
 		return -1;
 	k = malloc(m * sizeof(*k));
 	p = malloc(m * sizeof(*p));
 	if (k == NULL || p == NULL)
 		goto fail;
-	(head & FLAG_TIME_MS ? get_ints : get_xors)(&r, k, m);
+	if (head & FLAG_TIME_PACKED)
+		get_packed_values(&r, k, m);
+	else
+		(head & FLAG_TIME_MS ? get_ints : get_xors)(&r, k, m);
 	for (size_t i = 0; i < m; i++)
 		p[i].t = head & FLAG_TIME_MS ? (double)(int64_t)k[i] / 1000.0 : bits_d(k[i]);
 	if ((head & FLAG_VALUE_INT) && (d = (unsigned)get_bits(&r, 3)) > DECIMALS_MAX)

@@ -4,9 +4,9 @@
  * Gorilla paper's (Pelkonen et al., VLDB 2015): times as delta-of-delta,
  * values as the XOR with the previous value, each in as few bits as the
  * change needs, so a regular tick costs one bit of time and a repeated
- * value one bit of value.  Two variants are picked per block when they are
+ * value one bit of value.  Variants are picked per block when they are
  * exact: times that are whole milliseconds are coded as integers (others as
- * XORed doubles), and values that are all integers over one power of ten
+ * XORed doubles; a regular tick's packed, at no bits a point), and values that are all integers over one power of ten
  * up to 10^6 (counts, counters, loads to two decimals, rates kept at their
  * resolution by the collectors) as those integers, which is smaller than
  * their XOR: as their delta-of-delta (steps, trends), or packed in the

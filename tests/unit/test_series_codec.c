@@ -157,7 +157,8 @@ compresses(void **state)
 	assert_true(len < 60 * 9);
 }
 
-#define HEAD_PACKED 0x4   /* series_codec.c's FLAG_VALUE_PACKED, in the header byte */
+#define HEAD_PACKED 0x4        /* series_codec.c's FLAG_VALUE_PACKED, in the header byte */
+#define HEAD_TIME_PACKED 0x8   /* its FLAG_TIME_PACKED */
 
 /* Each truncation of the block p[0..n-1] codes to is refused. */
 static void
@@ -218,9 +219,16 @@ packs_noise(void **state)
 	assert_true(len <= 40 + 600 * (2 + 1) / 8);
 	refuses_truncations(p, 600);
 	for (int i = 0; i < 600; i++)
-		p[i].v = 32;                              /* no bits: only the times' */
+		p[i].v = 32;                              /* a constant on a regular tick: no bits a point */
 	len = round_trip(p, 600);
-	assert_true(len <= 30 + 600 / 8);
+	assert_true(head_of(p, 600) & HEAD_TIME_PACKED);
+	assert_true(len <= 1 + 2 + 1 + 8 + 8 + 1 + 1 + 8 + 1);   /* head, count, order, first, least, width; values */
+	refuses_truncations(p, 600);
+	p[300].t += 0.004;                            /* one late tick: packed, 4 bits each; delta-of-delta, 1 */
+	len = round_trip(p, 600);
+	assert_false(head_of(p, 600) & HEAD_TIME_PACKED);
+	assert_true(len <= 40 + 600 / 8);
+	p[300].t -= 0.004;
 	p[0].v = -9007199254740992.0;                 /* the widest spread: 64 bits */
 	p[1].v = 9007199254740992.0;
 	round_trip(p, 600);
@@ -274,6 +282,10 @@ refuses_bad_packing(void **state)
 	len = packed_block(buf, sizeof(buf), packed & ~0x2u, 3);
 	assert_int_equal(series_decode(buf, len, &q, &m), -1);
 	len = packed_block(buf, sizeof(buf), packed, 65);
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+	len = packed_block(buf, sizeof(buf), packed | HEAD_TIME_PACKED, 3);   /* times read as packed: too short */
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+	len = packed_block(buf, sizeof(buf), (packed | HEAD_TIME_PACKED) & ~0x1u, 3);   /* packed, but not ms */
 	assert_int_equal(series_decode(buf, len, &q, &m), -1);
 }
 
