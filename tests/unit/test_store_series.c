@@ -5,7 +5,9 @@
  * flush into blocks (bit for bit); the tier chosen by the span; retention
  * into per-minute rows; late points merged into a flushed block; and the
  * migrations of a schema-6 database (raw rows and per-minute rollups) and
- * of a schema-9 one (blocks in a WITHOUT ROWID table).
+ * of a schema-9 one (blocks in a WITHOUT ROWID table); the sampler's posted
+ * points answered from memory, encoded when their span closes without a
+ * staged row, and staged by a clean close.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -438,6 +440,115 @@ migrates_schema_9(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+#define POSTED 900   /* the sampler's points, a second apart from T0: 400 in one span, 500 in the next */
+
+/* Posts POSTED node points of cpu.cores as the sampler does (ten ticks a batch), then waits for them. */
+static void
+post_ticks(struct store *st)
+{
+	struct sample s[10];
+	struct sample other = {0, T0, "other", 1, NULL};
+
+	for (int i = 0; i < POSTED; i += 10) {
+		for (int k = 0; k < 10; k++)
+			s[k] = (struct sample){0, T0 + i + k, "cpu.cores", 0.5 * (i + k), NULL};
+		assert_int_equal(store_samples_post(st, s, 10), STORE_OK);
+	}
+	/* The writer takes operations in order: once this one is committed, so are the posts. */
+	assert_int_equal(store_samples_write(st, &other, 1), STORE_OK);
+}
+
+static void
+count_name(const struct store_bucket *b, void *arg)
+{
+	if (strcmp(b->name, "cpu.cores") == 0)
+		(*(int *)arg)++;
+}
+
+/* The answer over the posted points, which must be all of them, bit for bit. */
+static void
+answer_posted(struct store *st, struct store_series_answer *a)
+{
+	struct store_series_query q = {.job_id = 0, .name = "cpu.cores", .has_from = true, .from = T0,
+				       .has_to = true, .to = T0 + POSTED - 1};
+
+	assert_int_equal(store_series(st, &q, a), STORE_OK);
+	assert_int_equal(json_array_size(a->points), POSTED);
+	for (int i = 0; i < POSTED; i++)
+		assert_true(point(a->points, (size_t)i, 0) == T0 + i && point(a->points, (size_t)i, 1) == 0.5 * i);
+}
+
+static void
+sampler_points_in_memory(void **state)
+{
+	struct store_series_answer a;
+	struct fx f;
+	char cmd[600];
+	int buckets = 0;
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	post_ticks(f.st);
+	/* Not staged (the one row is the ingest-like write), yet answered, and the series listed. */
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	assert_int_equal(store_series_buckets(f.st, 0, T0, T0 + POSTED, 60, count_name, &buckets), STORE_OK);
+	assert_int_equal(buckets, POSTED / 60);   /* every minute bucket of the range has points */
+	/* The first span closes: encoded from memory, the mark past it, the answer the same. */
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), 400);
+	assert_int_equal(query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	/* The next upkeep forgets the encoded points: still answered, from the block. */
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	/* A clean close stages the open span's points; reopened, the answer is the same. */
+	store_close(f.st);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1 + POSTED - 400);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	store_close(f.st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A point posted behind the flushed mark (a clock stepped back) is staged, then merged into its block. */
+static void
+sampler_point_behind_the_mark(void **state)
+{
+	struct store_series_query q = {.job_id = 0, .name = "cpu.cores", .has_from = true, .from = T0,
+				       .has_to = true, .to = T0 + 10};
+	struct sample late = {0, T0 + 5.5, "cpu.cores", -1, NULL};
+	struct store_series_answer a;
+	struct fx f;
+	char cmd[600];
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	post_ticks(f.st);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_samples_post(f.st, &late, 1), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 1);
+	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 12);
+	assert_true(point(a.points, 6, 0) == T0 + 5.5 && point(a.points, 6, 1) == -1);
+	answer_free(&a);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 0);
+	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), POSTED + 1 + 1);
+	store_close(f.st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -451,6 +562,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(late_points_merge, setup, teardown),
 		cmocka_unit_test(migrates_schema_6),
 		cmocka_unit_test(migrates_schema_9),
+		cmocka_unit_test(sampler_points_in_memory),
+		cmocka_unit_test(sampler_point_behind_the_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
