@@ -1,8 +1,8 @@
 /*
  * The series' upkeep in the writer (sql/007_series_blocks.sql): the flush
- * that encodes staged sample rows of closed spans into one compressed
- * block per series and span (series_codec.h) and adds them to the hour
- * tier, and the retention that turns blocks older than the raw retention
+ * that encodes staged sample rows and the sampler's points in memory of
+ * closed spans into one compressed block per series and span
+ * (series_codec.h) and adds them to the hour tier, and the retention that turns blocks older than the raw retention
  * into per-minute rows and drops minute rows past theirs.  One posted
  * operation does both, once a minute (the sampler posts it).
  *
@@ -314,9 +314,10 @@ flush_staged(struct store_conn *c, double cutoff, size_t *rows)
  * span at least, at most FLUSH_MAX_S past the oldest.  Jobs' batches arrive
  * late by seconds to minutes (a client's last batch, its resend after the
  * daemon was away): while their span is staged they are a plain insert,
- * not a block decoded and encoded again; and every point stays a row of
- * samples for at least STORE_BLOCK_S, which readers of the recent past
- * (and tests of what a crash keeps) can count on.
+ * not a block decoded and encoded again; and every staged point stays a
+ * row of samples for at least STORE_BLOCK_S, which readers of the recent
+ * past (and tests of what a crash keeps) can count on.  The sampler's
+ * points are never late and are not staged (flush_pending).
  */
 static int
 flush_cutoff(struct store_conn *c, double now, double *cutoff)
