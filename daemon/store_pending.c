@@ -181,6 +181,16 @@ pending_runs_free(struct pending_run *runs, size_t n)
 	free(runs);
 }
 
+/* Whether s holds a point in [lo, hi). */
+static int
+has_range(const struct pending_series *s, double lo, double hi)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].t >= lo && s->p[i].t < hi)
+			return 1;
+	return 0;
+}
+
 int
 pending_take(struct store_pending *p, double lo, double hi, struct pending_run **runs, size_t *nruns)
 {
@@ -190,23 +200,17 @@ pending_take(struct store_pending *p, double lo, double hi, struct pending_run *
 
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < p->n && r == 0; i++) {
+		if (!has_range(&p->s[i], lo, hi))
+			continue;
 		if ((nr = array_grow(rs, &cap, n + 1, sizeof(*nr))) == NULL) {
 			r = -1;
 			break;
 		}
 		rs = nr;
-		rs[n] = (struct pending_run){.job_id = p->s[i].job_id};
+		rs[n] = (struct pending_run){.job_id = p->s[i].job_id, .name = strdup(p->s[i].name)};
 		pcap = 0;
-		if ((rs[n].name = strdup(p->s[i].name)) == NULL ||
-		    copy_range(&p->s[i], lo, hi, &rs[n].p, &rs[n].n, &pcap) < 0) {
-			n++;
+		if (rs[n++].name == NULL || copy_range(&p->s[i], lo, hi, &rs[n - 1].p, &rs[n - 1].n, &pcap) < 0)
 			r = -1;
-			break;
-		}
-		if (rs[n].n > 0)
-			n++;
-		else
-			free(rs[n].name);
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (r < 0) {
