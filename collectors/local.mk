@@ -3,7 +3,7 @@
 # collectors/ files are listed here: the sampler, discovery and the series
 # are the daemon's (daemon/local.mk); tests/unit/test_layering.sh holds the line.
 COLLECTOR_SOURCES = \
-	collectors/collector.h collectors/registry.c \
+	collectors/collector.h collectors/registry.c collectors/resolution.c \
 	collectors/dynlib.c collectors/dynlib.h \
 	collectors/procfs.c collectors/procfs.h \
 	collectors/cgroup.c collectors/cgroup.h \
@@ -41,7 +41,7 @@ COLLECTOR_TESTS = tests/unit/test_dynlib tests/unit/test_procfs tests/unit/test_
 	tests/unit/test_nvml tests/unit/test_papi tests/unit/test_likwid tests/unit/test_metrics \
 	tests/unit/test_discovery tests/unit/test_store_series tests/unit/test_topology tests/unit/test_sampler \
 	tests/unit/test_sample_window \
-	tests/unit/test_jobstate tests/unit/test_threadset
+	tests/unit/test_jobstate tests/unit/test_threadset tests/unit/test_resolution
 check_PROGRAMS += $(COLLECTOR_TESTS)
 TESTS += $(COLLECTOR_TESTS)
 COLLECTOR_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(PAPI_CFLAGS)
@@ -94,6 +94,9 @@ tests_unit_test_jobstate_LDADD = $(COLLECTOR_TEST_LDADD)
 tests_unit_test_threadset_SOURCES = tests/unit/test_threadset.c
 tests_unit_test_threadset_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
 tests_unit_test_threadset_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_resolution_SOURCES = tests/unit/test_resolution.c
+tests_unit_test_resolution_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_resolution_LDADD = $(COLLECTOR_TEST_LDADD)
 endif
 
 TESTS += tests/integration/test_sampling.py

@@ -345,8 +345,10 @@ papi_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	j->last_mono = out->mono;
 	if (elapsed <= 0)
 		return COLLECTOR_OK;
+	/* Counted events: a rate is a multiple of 1 / elapsed (collector_resolved). */
 	for (e = 0; e < c->nev; e++)
-		collector_put(out, job->id, delta[e] / elapsed, "%s", papi_wanted[c->slot[e]].sample);
+		collector_put(out, job->id, collector_resolved(delta[e] / elapsed, 1 / elapsed), "%s",
+			      papi_wanted[c->slot[e]].sample);
 	if (c->codes[0] != PAPI_NULL && c->codes[1] != PAPI_NULL && delta[0] > 0)
 		collector_put(out, job->id, delta[1] / delta[0], "papi.ipc");
 	return COLLECTOR_OK;

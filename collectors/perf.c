@@ -262,24 +262,31 @@ perf_thread_start(void *thread, void *arg)
 static void
 perf_put(const struct perf_ctx *c, int64_t id, const struct perf_tally *tl, double elapsed, struct collector_out *out)
 {
+	/*
+	 * Events are counted one by one (scaled up when multiplexed, which only
+	 * coarsens them): a rate is a multiple of 1 / elapsed (collector_resolved).
+	 * Task-clock counts nanoseconds, finer than the store's decimals.
+	 */
+	double count_q = 1 / elapsed;
+
 	if (tl->have[EV_TASK_CLOCK])
 		collector_put(out, id, tl->delta[EV_TASK_CLOCK] / 1e9 / elapsed, "perf.task_clock_cores");
 	if (tl->have[EV_CS])
-		collector_put(out, id, tl->delta[EV_CS] / elapsed, "perf.context_switches_per_s");
+		collector_put(out, id, collector_resolved(tl->delta[EV_CS] / elapsed, count_q), "perf.context_switches_per_s");
 	if (tl->have[EV_MIGRATIONS])
-		collector_put(out, id, tl->delta[EV_MIGRATIONS] / elapsed, "perf.cpu_migrations_per_s");
+		collector_put(out, id, collector_resolved(tl->delta[EV_MIGRATIONS] / elapsed, count_q), "perf.cpu_migrations_per_s");
 	if (tl->have[EV_FAULTS])
-		collector_put(out, id, tl->delta[EV_FAULTS] / elapsed, "perf.page_faults_per_s");
+		collector_put(out, id, collector_resolved(tl->delta[EV_FAULTS] / elapsed, count_q), "perf.page_faults_per_s");
 	if (c->nev < EV_N)
 		return;
 	if (tl->have[EV_CYCLES])
-		collector_put(out, id, tl->delta[EV_CYCLES] / elapsed, "perf.cycles_per_s");
+		collector_put(out, id, collector_resolved(tl->delta[EV_CYCLES] / elapsed, count_q), "perf.cycles_per_s");
 	if (tl->have[EV_INSTRUCTIONS])
-		collector_put(out, id, tl->delta[EV_INSTRUCTIONS] / elapsed, "perf.instructions_per_s");
+		collector_put(out, id, collector_resolved(tl->delta[EV_INSTRUCTIONS] / elapsed, count_q), "perf.instructions_per_s");
 	if (tl->have[EV_CYCLES] && tl->have[EV_INSTRUCTIONS] && tl->delta[EV_CYCLES] > 0)
 		collector_put(out, id, tl->delta[EV_INSTRUCTIONS] / tl->delta[EV_CYCLES], "perf.ipc");
 	if (tl->have[EV_LLC_MISSES])
-		collector_put(out, id, tl->delta[EV_LLC_MISSES] / elapsed, "perf.llc_misses_per_s");
+		collector_put(out, id, collector_resolved(tl->delta[EV_LLC_MISSES] / elapsed, count_q), "perf.llc_misses_per_s");
 	collector_put(out, id, tl->counted_share < 1 ? 1 : 0, "perf.multiplexed");
 	collector_put(out, id, tl->counted_share, "perf.counted_share");
 }

@@ -214,11 +214,13 @@ proc_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 		pidle = c->prev_cpu.idle + c->prev_cpu.iowait;
 		/* Shares of all CPUs' ticks, times the CPUs: immune to tick jitter. */
 		if (busy + idle > pbusy + pidle && busy >= pbusy) {
-			double total = (double)(busy + idle - pbusy - pidle);
+			double total = (double)(busy + idle - pbusy - pidle), tick = cpu.ncpu / total;
 
-			collector_put(out, 0, (double)(busy - pbusy) / total * cpu.ncpu, "cpu.cores");
-			collector_put(out, 0, (double)(cpu.steal - c->prev_cpu.steal) / total * cpu.ncpu, "cpu.steal_cores");
-			collector_put(out, 0, (double)(cpu.iowait - c->prev_cpu.iowait) / total * cpu.ncpu,
+			/* Counts of ticks: each share is a multiple of one tick's (collector_resolved). */
+			collector_put(out, 0, collector_resolved((double)(busy - pbusy) * tick, tick), "cpu.cores");
+			collector_put(out, 0, collector_resolved((double)(cpu.steal - c->prev_cpu.steal) * tick, tick),
+				      "cpu.steal_cores");
+			collector_put(out, 0, collector_resolved((double)(cpu.iowait - c->prev_cpu.iowait) * tick, tick),
 				      "cpu.iowait_cores");
 		}
 	}
@@ -507,11 +509,16 @@ proc_put_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 		collector_put(out, job->id, j->mem_limit, "mem.limit_bytes");
 }
 
+/*
+ * The job's values; its rates are counts over elapsed seconds (jiffies of
+ * jiffy_s, faults), kept at their own resolution (collector_resolved).
+ */
 static void
 proc_put_job(const struct collector_job *job, const struct proc_tally *t, double elapsed, double cpu_seconds,
-	     long page, struct collector_out *out)
+	     long page, double jiffy_s, struct collector_out *out)
 {
 	int64_t id = job->id;
+	double cpu_q = jiffy_s / elapsed, count_q = 1 / elapsed;
 
 	collector_put(out, id, (double)t->processes, "cpu.processes");
 	collector_put(out, id, (double)t->threads, "cpu.threads");
@@ -519,11 +526,11 @@ proc_put_job(const struct collector_job *job, const struct proc_tally *t, double
 	collector_put(out, id, cpu_seconds, "cpu.seconds");
 	if (elapsed <= 0)
 		return;
-	collector_put(out, id, (t->user_s + t->system_s) / elapsed, "cpu.cores");
-	collector_put(out, id, t->user_s / elapsed, "cpu.user_cores");
-	collector_put(out, id, t->system_s / elapsed, "cpu.system_cores");
-	collector_put(out, id, (double)t->dminflt / elapsed, "mem.minor_faults_per_s");
-	collector_put(out, id, (double)t->dmajflt / elapsed, "mem.major_faults_per_s");
+	collector_put(out, id, collector_resolved((t->user_s + t->system_s) / elapsed, cpu_q), "cpu.cores");
+	collector_put(out, id, collector_resolved(t->user_s / elapsed, cpu_q), "cpu.user_cores");
+	collector_put(out, id, collector_resolved(t->system_s / elapsed, cpu_q), "cpu.system_cores");
+	collector_put(out, id, collector_resolved((double)t->dminflt / elapsed, count_q), "mem.minor_faults_per_s");
+	collector_put(out, id, collector_resolved((double)t->dmajflt / elapsed, count_q), "mem.major_faults_per_s");
 }
 
 /* The detail tick: every thread of every live process, then the CPU limits. */
@@ -540,9 +547,13 @@ proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 			proc_detail_pid(c, j, &j->procs[i], elapsed, &d);
 	if (elapsed > 0) {
 		collector_put(out, job->id, (double)d.busy_threads, "cpu.busy_threads");
-		collector_put(out, job->id, d.max_thread_cores, "cpu.thread_max_cores");
+		/* A thread's CPU time counts nanoseconds with schedstat, else jiffies (proc_read_task). */
+		collector_put(out, job->id,
+			      collector_resolved(d.max_thread_cores, (c->schedstat ? 1e-9 : 1.0 / (double)c->hz) / elapsed),
+			      "cpu.thread_max_cores");
 		if (d.have_sched) {
-			collector_put(out, job->id, (double)d.dslices / elapsed, "sched.switches_per_s");
+			collector_put(out, job->id, collector_resolved((double)d.dslices / elapsed, 1 / elapsed),
+				      "sched.switches_per_s");
 			collector_put(out, job->id, (double)d.dwait_ns / 1e9 / elapsed, "sched.wait_cores");
 		}
 	}
@@ -571,7 +582,7 @@ proc_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	if (elapsed > 0)
 		j->cpu_seconds += t.user_s + t.system_s;
 	if (t.processes > 0) {
-		proc_put_job(job, &t, elapsed, j->cpu_seconds, c->page, out);
+		proc_put_job(job, &t, elapsed, j->cpu_seconds, c->page, 1.0 / (double)c->hz, out);
 		if (out->detail)
 			proc_detail_job(c, j, job, out);
 	}

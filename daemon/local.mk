@@ -15,6 +15,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/store_jobs.c \
 	daemon/store_ranks.c \
 	daemon/store_samples.c \
+	daemon/store_pending.c \
 	daemon/series_codec.c daemon/series_codec.h \
 	daemon/http.c daemon/http.h \
 	daemon/router.c daemon/router.h \

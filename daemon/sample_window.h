@@ -7,8 +7,9 @@
  * that closes the window.  A series whose stored value
  * would repeat the last one exactly (thread and process counts, CPU
  * limits, rates that stay zero) is stored again only after a minute, so a
- * steady job costs the writer a few rows per window, and charts still get a
- * point a minute.  The window also keeps each
+ * steady job costs the writer few points to keep and encode (storing every
+ * tick measured twice the store's CPU, bench/RESULTS.md), and charts still
+ * get a point a minute.  The window also keeps each
  * series' newest value and its time, which /metrics shows at the sampling
  * rate.  Used by the sampler's thread only.
  */

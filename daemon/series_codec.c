@@ -12,6 +12,14 @@
  * go as Gorilla's XOR: '0' same value, '10' the changed bits fit the
  * previous window, '11' a new window (6 bits of leading zeros, 6 bits of
  * length - 1) and the bits.
+ *
+ * Integer values and millisecond times may instead go packed (frame of
+ * reference): one bit for the order (0: the numbers, 1: the first in full,
+ * then the deltas), the least of them in 64 bits, a width in 7 bits, then
+ * each one less the least in that width.  Noise (a rate that jumps around a
+ * level) costs the bits of its range, where its delta-of-delta would pay
+ * for twice its jumps in the prefix code's next larger bucket; a constant,
+ * and the times of a regular tick, cost no bits a point at all.
  */
 #include <math.h>
 #include <stdint.h>
@@ -23,8 +31,11 @@
 #define CODEC_VERSION 1
 #define FLAG_TIME_MS 0x1          /* times are whole milliseconds, as integers */
 #define FLAG_VALUE_INT 0x2        /* values are integers over 10^d (d in 3 bits before them), as integers */
+#define FLAG_VALUE_PACKED 0x4     /* with FLAG_VALUE_INT: packed, not delta-of-delta */
+#define FLAG_TIME_PACKED 0x8      /* with FLAG_TIME_MS: packed, not delta-of-delta */
 #define DECIMALS_MAX 6
-#define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT)
+#define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT | FLAG_VALUE_PACKED | FLAG_TIME_PACKED)
+#define PACK_WIDTH_BITS 7         /* 0 to 64 */
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53: every integer up to it is a double */
 
 struct bit_writer {
@@ -148,6 +159,60 @@ static unsigned
 clz64(uint64_t x)
 {
 	return x == 0 ? 64 : (unsigned)__builtin_clzll(x);
+}
+
+/* The least of n integers (as int64) and the bits their spread above it needs. */
+static void
+pack_plan(const uint64_t *k, size_t n, uint64_t *base, unsigned *width)
+{
+	int64_t lo = (int64_t)k[0], hi = lo;
+
+	for (size_t i = 1; i < n; i++) {
+		if ((int64_t)k[i] < lo)
+			lo = (int64_t)k[i];
+		if ((int64_t)k[i] > hi)
+			hi = (int64_t)k[i];
+	}
+	*base = (uint64_t)lo;
+	*width = 64 - clz64((uint64_t)hi - (uint64_t)lo);
+}
+
+/* Bits that packing n integers takes (pack_plan's width), with its base and width. */
+static size_t
+pack_cost(const uint64_t *k, size_t n)
+{
+	uint64_t base;
+	unsigned width;
+
+	pack_plan(k, n, &base, &width);
+	return 64 + PACK_WIDTH_BITS + n * width;
+}
+
+static void
+put_packed(struct bit_writer *w, const uint64_t *k, size_t n)
+{
+	uint64_t base;
+	unsigned width;
+
+	pack_plan(k, n, &base, &width);
+	put_bits(w, base, 64);
+	put_bits(w, width, PACK_WIDTH_BITS);
+	for (size_t i = 0; i < n; i++)
+		put_bits(w, k[i] - base, width);
+}
+
+static void
+get_packed(struct bit_reader *r, uint64_t *k, size_t n)
+{
+	uint64_t base = get_bits(r, 64);
+	unsigned width = (unsigned)get_bits(r, PACK_WIDTH_BITS);
+
+	if (width > 64) {
+		r->failed = 1;
+		return;
+	}
+	for (size_t i = 0; i < n && !r->failed; i++)
+		k[i] = base + get_bits(r, width);
 }
 
 static unsigned
@@ -278,14 +343,58 @@ as_ints(const struct series_point *p, size_t n, int d, uint64_t *k)
 	return 0;
 }
 
-/* The values: integers over 10^d, or (d < 0) XORed doubles. */
+/*
+ * Packed integers (k[0..n-1], overwritten): the values themselves or, when
+ * it is smaller, the first in full and the deltas (a counter, a drift).
+ */
 static void
-put_values(struct bit_writer *w, const struct series_point *p, size_t n, int d, uint64_t *k)
+put_packed_values(struct bit_writer *w, uint64_t *k, size_t n)
 {
-	if (d >= 0) {
+	size_t as_values = pack_cost(k, n), as_deltas;
+
+	for (size_t i = n - 1; i > 0; i--)
+		k[i] -= k[i - 1];
+	as_deltas = n > 1 ? 64 + pack_cost(k + 1, n - 1) : SIZE_MAX;
+	if (as_values <= as_deltas) {
+		for (size_t i = 1; i < n; i++)
+			k[i] += k[i - 1];
+		put_bits(w, 0, 1);
+		put_packed(w, k, n);
+		return;
+	}
+	put_bits(w, 1, 1);
+	put_bits(w, k[0], 64);
+	put_packed(w, k + 1, n - 1);
+}
+
+static void
+get_packed_values(struct bit_reader *r, uint64_t *k, size_t n)
+{
+	if (get_bits(r, 1) == 0) {
+		get_packed(r, k, n);
+		return;
+	}
+	k[0] = get_bits(r, 64);
+	if (n == 1) {
+		r->failed = 1;        /* the encoder packs one value as itself */
+		return;
+	}
+	get_packed(r, k + 1, n - 1);
+	for (size_t i = 1; i < n; i++)
+		k[i] += k[i - 1];
+}
+
+/* The values: integers over 10^d (delta-of-delta, or packed with FLAG_VALUE_PACKED), or XORed doubles. */
+static void
+put_values(struct bit_writer *w, const struct series_point *p, size_t n, unsigned flags, int d, uint64_t *k)
+{
+	if (flags & FLAG_VALUE_INT) {
 		as_ints(p, n, d, k);
 		put_bits(w, (uint64_t)d, 3);
-		put_ints(w, k, n);
+		if (flags & FLAG_VALUE_PACKED)
+			put_packed_values(w, k, n);
+		else
+			put_ints(w, k, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -305,7 +414,10 @@ put_head(struct bit_writer *w, const struct series_point *p, size_t n, unsigned 
 	}
 	if (flags & FLAG_TIME_MS) {
 		as_ints(p, n, -1, k);
-		put_ints(w, k, n);
+		if (flags & FLAG_TIME_PACKED)
+			put_packed_values(w, k, n);
+		else
+			put_ints(w, k, n);
 	} else {
 		for (size_t i = 0; i < n; i++)
 			k[i] = dbits(p[i].t);
@@ -318,12 +430,41 @@ encode_as(const struct series_point *p, size_t n, unsigned flags, int d, uint64_
 {
 	memset(w, 0, sizeof(*w));
 	put_head(w, p, n, flags, k);
-	put_values(w, p, n, (flags & FLAG_VALUE_INT) ? d : -1, k);
+	put_values(w, p, n, flags, d, k);
 	if (w->failed) {
 		free(w->buf);
 		return -1;
 	}
 	return 0;
+}
+
+/* FLAG_TIME_PACKED when millisecond times pack smaller than their delta-of-delta (a regular tick), else 0. */
+static unsigned
+time_coding(const struct series_point *p, size_t n, uint64_t *k)
+{
+	struct bit_writer dod, packed;
+	unsigned flag;
+
+	memset(&dod, 0, sizeof(dod));
+	memset(&packed, 0, sizeof(packed));
+	put_head(&dod, p, n, FLAG_TIME_MS, k);
+	put_head(&packed, p, n, FLAG_TIME_MS | FLAG_TIME_PACKED, k);
+	flag = !packed.failed && (dod.failed || packed.bits < dod.bits) ? FLAG_TIME_PACKED : 0;
+	free(dod.buf);
+	free(packed.buf);
+	return flag;
+}
+
+/* Keeps in *best the shorter of *best and *other, and frees the other's buffer. */
+static void
+keep_smaller(struct bit_writer *best, struct bit_writer *other)
+{
+	if (other->bits < best->bits) {
+		free(best->buf);
+		*best = *other;
+	} else {
+		free(other->buf);
+	}
 }
 
 int
@@ -337,7 +478,7 @@ series_encode(const struct series_point *p, size_t n, unsigned char **out, size_
 	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(n * sizeof(*k))) == NULL)
 		return -1;
 	if (as_ints(p, n, -1, k) == 0)
-		flags |= FLAG_TIME_MS;
+		flags |= FLAG_TIME_MS | time_coding(p, n, k);
 	if (encode_as(p, n, flags, -1, k, &w) < 0) {
 		free(k);
 		return -1;
@@ -345,15 +486,15 @@ series_encode(const struct series_point *p, size_t n, unsigned char **out, size_
 	/* The fewest decimals that hold every value exactly, if any. */
 	for (d = 0; d <= DECIMALS_MAX && as_ints(p, n, d, k) < 0; d++)
 		;
-	/* Integer values usually code smaller than their XOR, not always (a jumpy count): keep the smaller. */
-	if (d <= DECIMALS_MAX && encode_as(p, n, flags | FLAG_VALUE_INT, d, k, &wi) == 0) {
-		if (wi.bits < w.bits) {
-			free(w.buf);
-			w = wi;
-		} else {
-			free(wi.buf);
-		}
-	}
+	/*
+	 * Integer values usually code smaller than their XOR, not always (a
+	 * jumpy count); delta-of-delta wins on steps and trends, packing on
+	 * noise: keep the smallest.
+	 */
+	if (d <= DECIMALS_MAX && encode_as(p, n, flags | FLAG_VALUE_INT, d, k, &wi) == 0)
+		keep_smaller(&w, &wi);
+	if (d <= DECIMALS_MAX && encode_as(p, n, flags | FLAG_VALUE_INT | FLAG_VALUE_PACKED, d, k, &wi) == 0)
+		keep_smaller(&w, &wi);
 	free(k);
 	*out = w.buf;
 	*len = (w.bits + 7) / 8;
@@ -389,19 +530,27 @@ series_decode(const unsigned char *buf, size_t len, struct series_point **out, s
 
 	if (r.failed || head >> 4 != CODEC_VERSION || (head & 0xf & ~FLAGS_KNOWN) || get_count(&r, &m) < 0)
 		return -1;
-	/* Each point takes at least two bits: a short buffer cannot claim a large count. */
-	if (m > 1 && (m - 1) * 2 > r.bits - r.pos)
+	if (((head & FLAG_VALUE_PACKED) && !(head & FLAG_VALUE_INT)) || ((head & FLAG_TIME_PACKED) && !(head & FLAG_TIME_MS)))
+		return -1;
+	/* Unpacked, each time after the first takes a bit: a short buffer cannot claim a large count. */
+	if (!(head & FLAG_TIME_PACKED) && m > 1 && m - 1 > r.bits - r.pos)
 		return -1;
 	k = malloc(m * sizeof(*k));
 	p = malloc(m * sizeof(*p));
 	if (k == NULL || p == NULL)
 		goto fail;
-	(head & FLAG_TIME_MS ? get_ints : get_xors)(&r, k, m);
+	if (head & FLAG_TIME_PACKED)
+		get_packed_values(&r, k, m);
+	else
+		(head & FLAG_TIME_MS ? get_ints : get_xors)(&r, k, m);
 	for (size_t i = 0; i < m; i++)
 		p[i].t = head & FLAG_TIME_MS ? (double)(int64_t)k[i] / 1000.0 : bits_d(k[i]);
 	if ((head & FLAG_VALUE_INT) && (d = (unsigned)get_bits(&r, 3)) > DECIMALS_MAX)
 		goto fail;
-	(head & FLAG_VALUE_INT ? get_ints : get_xors)(&r, k, m);
+	if (head & FLAG_VALUE_PACKED)
+		get_packed_values(&r, k, m);
+	else
+		(head & FLAG_VALUE_INT ? get_ints : get_xors)(&r, k, m);
 	for (size_t i = 0; i < m; i++)
 		p[i].v = head & FLAG_VALUE_INT ? (double)(int64_t)k[i] / pow10s[d] : bits_d(k[i]);
 	/* Only the zero padding of the last byte may remain. */

@@ -57,6 +57,9 @@ struct store {
 	int nreaders;
 
 	atomic_ulong jobs_generation;   /* bumped by each committed change of the running jobs */
+
+	struct store_pending *pending;  /* the sampler's points not yet in blocks (its own lock) */
+	double pending_mark;            /* writer thread: sampler_flushed.t as it last set it */
 };
 
 static const char sql_savepoint[] = "SAVEPOINT op";
@@ -65,6 +68,7 @@ static const char sql_rollback_to[] = "ROLLBACK TO op";
 static const char sql_begin[] = "BEGIN IMMEDIATE";
 static const char sql_commit[] = "COMMIT";
 static const char sql_read_begin[] = "BEGIN";   /* deferred: the first read takes the snapshot */
+static const char sql_sampler_mark[] = "SELECT t FROM sampler_flushed";
 static const char sql_pragmas_normal[] =
 	"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
 static const char sql_pragmas_full[] =
@@ -370,6 +374,24 @@ static int store_setup_writer(struct store *st, const struct store_options *opt)
 
 static void *store_writer_main(void *arg);
 
+/* The flushed mark of the sampler's points (sql/011_sampler_flushed.sql), before the writer starts. */
+static int store_read_mark(struct store *st)
+{
+	sqlite3_stmt *s = store_stmt(&st->writer, sql_sampler_mark);
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	rc = sqlite3_step(s);
+	st->pending_mark = rc == SQLITE_ROW ? sqlite3_column_double(s, 0) : 0;
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW) {
+		store_fail(&st->writer, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "read the sampler's flushed mark");
+		return -1;
+	}
+	return 0;
+}
+
 void store_jobs_changed(struct store *st)
 {
 	atomic_fetch_add(&st->jobs_generation, 1);
@@ -453,7 +475,8 @@ struct store *store_open(const char *path, const struct store_options *opt)
 	pthread_cond_init(&st->rfree, NULL);
 	st->limit = opt->queue_limit ? opt->queue_limit : 4096;
 	st->path = strdup(path);
-	if (!st->path || store_setup_writer(st, opt) < 0)
+	st->pending = pending_new();
+	if (!st->path || !st->pending || store_setup_writer(st, opt) < 0 || store_read_mark(st) < 0)
 		goto fail;
 
 	st->nreaders = opt->readers > 0 ? opt->readers : 4;
@@ -487,6 +510,9 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	/* The sampler's points still in memory become staged rows: a clean stop keeps them all. */
+	if (st->thread_started && store_write(st, store_samples_stage_pending, st) != STORE_OK)
+		log_warnx("%s: the sampler's unflushed points could not be staged; they are lost", __func__);
 	if (st->thread_started) {
 		pthread_mutex_lock(&st->lock);
 		st->stopping = true;
@@ -504,8 +530,19 @@ void store_close(struct store *st)
 	pthread_cond_destroy(&st->done);
 	pthread_cond_destroy(&st->work);
 	pthread_mutex_destroy(&st->lock);
+	pending_free(st->pending);
 	free(st->path);
 	free(st);
+}
+
+struct store_pending *store_pending_of(struct store *st)
+{
+	return st->pending;
+}
+
+double *store_pending_mark(struct store *st)
+{
+	return &st->pending_mark;
 }
 
 /* ---- the writer ---- */

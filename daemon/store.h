@@ -198,7 +198,12 @@ int store_samples_write(struct store *st, const struct sample *s, size_t n);
  */
 int store_samples_write_once(struct store *st, int64_t job_id, const char *stream, int64_t seq,
 			     const struct sample *s, size_t n, bool *duplicate);
-/* Queues a copy of the batch and returns at once (the sampler's path). */
+/*
+ * Queues a copy of the batch and returns at once (the sampler's path).  Its
+ * points without a phase are kept in the writer's memory until their span
+ * is encoded (store_pending.c), not staged: a crash loses at most the open
+ * span; store_close stages them.  `latest` is written as for any batch.
+ */
 int store_samples_post(struct store *st, const struct sample *s, size_t n);
 
 #endif

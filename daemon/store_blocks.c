@@ -1,10 +1,15 @@
 /*
  * The series' upkeep in the writer (sql/007_series_blocks.sql): the flush
- * that encodes staged sample rows of closed spans into one compressed
- * block per series and span (series_codec.h) and adds them to the hour
- * tier, and the retention that turns blocks older than the raw retention
+ * that encodes staged sample rows and the sampler's points in memory of
+ * closed spans into one compressed block per series and span
+ * (series_codec.h) and adds them to the hour tier, and the retention that turns blocks older than the raw retention
  * into per-minute rows and drops minute rows past theirs.  One posted
  * operation does both, once a minute (the sampler posts it).
+ *
+ * The sampler's points come from the writer's memory (store_pending.c):
+ * each span is encoded as soon as it closes, the flushed mark moves past
+ * it in the same savepoint, and the points leave memory at the next upkeep,
+ * when no reader's snapshot can still predate the mark.
  *
  * A flush takes at most FLUSH_MAX_S of staged time, oldest first, so the
  * first flushes after the migration (days of rows staged) keep each
@@ -49,7 +54,10 @@ static const char sql_old_blocks[] = "SELECT series_id, t0, data FROM series_blo
 static const char sql_old_blocks_delete[] = "DELETE FROM series_blocks WHERE t0 <= ?1";
 static const char sql_old_minutes_delete[] = "DELETE FROM series_minute WHERE t < ?1";
 
+static const char sql_mark_set[] = "UPDATE sampler_flushed SET t = ?1";
+
 struct maintain {
+	struct store *st;
 	double now, raw_days;
 };
 
@@ -306,9 +314,10 @@ flush_staged(struct store_conn *c, double cutoff, size_t *rows)
  * span at least, at most FLUSH_MAX_S past the oldest.  Jobs' batches arrive
  * late by seconds to minutes (a client's last batch, its resend after the
  * daemon was away): while their span is staged they are a plain insert,
- * not a block decoded and encoded again; and every point stays a row of
- * samples for at least STORE_BLOCK_S, which readers of the recent past
- * (and tests of what a crash keeps) can count on.
+ * not a block decoded and encoded again; and every staged point stays a
+ * row of samples for at least STORE_BLOCK_S, which readers of the recent
+ * past (and tests of what a crash keeps) can count on.  The sampler's
+ * points are never late and are not staged (flush_pending).
  */
 static int
 flush_cutoff(struct store_conn *c, double now, double *cutoff)
@@ -402,22 +411,94 @@ retire_blocks(struct store_conn *c, double cutoff, double minute_cutoff, size_t 
 	return r;
 }
 
+/* Encodes one series' points from memory (any order) into their spans' blocks. */
+static int
+flush_run(struct store_conn *c, struct pending_run *run, struct group *g)
+{
+	struct series_point *np;
+	size_t i = 0, j;
+	int r = STORE_OK;
+
+	qsort(run->p, run->n, sizeof(*run->p), cmp_point_t);
+	if (!g->has_series || g->job_id != run->job_id || strcmp(g->name, run->name) != 0) {
+		g->job_id = run->job_id;
+		snprintf(g->name, sizeof(g->name), "%s", run->name);
+		g->phase[0] = '\0';
+		g->has_series = 0;
+	}
+	while (r == STORE_OK && i < run->n) {
+		g->t0 = (int64_t)floor(run->p[i].t / STORE_BLOCK_S) * STORE_BLOCK_S;
+		for (j = i; j < run->n && (int64_t)floor(run->p[j].t / STORE_BLOCK_S) * STORE_BLOCK_S == g->t0; j++)
+			;
+		/* group_flush may add a stored block's points: g owns a copy. */
+		if ((np = array_grow(g->p, &g->cap, j - i, sizeof(*np))) == NULL)
+			return STORE_EIO;
+		g->p = np;
+		memcpy(g->p, run->p + i, (j - i) * sizeof(*g->p));
+		g->n = j - i;
+		r = group_flush(c, g);
+		i = j;
+	}
+	return r;
+}
+
+/*
+ * The sampler's points of the spans closed by now, from memory into blocks,
+ * and the flushed mark past them; the points flushed at an earlier upkeep
+ * (committed a minute ago at least) leave memory.
+ */
+static int
+flush_pending(struct store *st, struct store_conn *c, double now, size_t *points)
+{
+	double *mark = store_pending_mark(st), cutoff = floor(now / STORE_BLOCK_S) * STORE_BLOCK_S;
+	struct pending_run *runs = NULL;
+	struct group g = {0};
+	sqlite3_stmt *s;
+	size_t nruns = 0;
+	int r = STORE_OK, rc;
+
+	*points = 0;
+	pending_prune(store_pending_of(st), *mark);
+	if (!(cutoff > *mark))
+		return STORE_OK;
+	if (pending_take(store_pending_of(st), *mark, cutoff, &runs, &nruns) < 0)
+		return STORE_EIO;
+	for (size_t i = 0; i < nruns && r == STORE_OK; i++) {
+		r = flush_run(c, &runs[i], &g);
+		*points += runs[i].n;
+	}
+	free(g.p);
+	pending_runs_free(runs, nruns);
+	if (r != STORE_OK)
+		return r;
+	if ((s = store_stmt(c, sql_mark_set)) == NULL)
+		return STORE_EIO;
+	sqlite3_bind_double(s, 1, cutoff);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return store_fail(c, rc, "move the sampler's flushed mark");
+	*mark = cutoff;
+	return STORE_OK;
+}
+
 static int
 apply_maintain(struct store_conn *c, void *arg)
 {
 	const struct maintain *m = arg;
 	double cutoff = 0;
-	size_t rows = 0, blocks = 0;
+	size_t rows = 0, blocks = 0, points = 0;
 	int r;
 
-	if ((r = flush_cutoff(c, m->now, &cutoff)) != STORE_OK || (r = flush_staged(c, cutoff, &rows)) != STORE_OK)
+	if ((r = flush_cutoff(c, m->now, &cutoff)) != STORE_OK || (r = flush_staged(c, cutoff, &rows)) != STORE_OK ||
+	    (r = flush_pending(m->st, c, m->now, &points)) != STORE_OK)
 		return r;
 	if (m->raw_days > 0 &&
 	    (r = retire_blocks(c, m->now - m->raw_days * 86400.0, m->now - MINUTE_DAYS * 86400.0, &blocks)) != STORE_OK)
 		return r;
-	if (rows > 0 || blocks > 0)
-		log_debug("%s: %zu samples before %.0f encoded; %zu blocks retired to minutes", __func__, rows, cutoff,
-			  blocks);
+	if (rows > 0 || points > 0 || blocks > 0)
+		log_debug("%s: %zu staged samples before %.0f and %zu of the sampler's encoded; %zu blocks retired to"
+			  " minutes", __func__, rows, cutoff, points, blocks);
 	return STORE_OK;
 }
 
@@ -427,9 +508,9 @@ store_series_maintain(struct store *st, double now, double raw_days, bool wait)
 	struct maintain *m;
 
 	if (wait)
-		return store_write(st, apply_maintain, &(struct maintain){now, raw_days});
+		return store_write(st, apply_maintain, &(struct maintain){st, now, raw_days});
 	if ((m = malloc(sizeof(*m))) == NULL)
 		return STORE_EBUSY;
-	*m = (struct maintain){now, raw_days};
+	*m = (struct maintain){st, now, raw_days};
 	return store_post(st, apply_maintain, m, free);
 }

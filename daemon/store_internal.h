@@ -62,6 +62,40 @@ int store_rank_insert(struct store_conn *c, int64_t id, const struct job_spec *s
 /* store_ranks.c: sets job's "ranks" (its rows, JSON) and "ranks_elsewhere" (world size less those). */
 int store_ranks_json(struct store_conn *c, int64_t id, json_t *job);
 
+/*
+ * The sampler's points not yet in blocks, in memory (store_pending.c).  The
+ * writer thread adds and takes; readers copy under the store_pending's own
+ * lock.  Points before the flushed mark (sql 011, sampler_flushed) are in
+ * blocks; a reader adds those at or after the mark its snapshot shows.
+ */
+struct series_point;
+struct store_pending;
+struct pending_run {                /* one series' points taken for a flush */
+	int64_t job_id;
+	char *name;
+	struct series_point *p;
+	size_t n;
+};
+struct store_pending *pending_new(void);
+void pending_free(struct store_pending *p);
+/* Appends one point (writer thread); -1 when out of memory. */
+int pending_add(struct store_pending *p, int64_t job_id, const char *name, double t, double v);
+/* A malloc'd copy of one series' points in [lo, hi), in the order added; -1 when out of memory. */
+int pending_copy(struct store_pending *p, int64_t job_id, const char *name, double lo, double hi,
+		 struct series_point **out, size_t *n);
+/* Calls fn with the name of each series of job_id holding points, under the lock (fn must not call back). */
+void pending_job_names(struct store_pending *p, int64_t job_id, void (*fn)(const char *name, void *arg), void *arg);
+/* Copies of every series' points in [lo, hi), series without any left out; -1 when out of memory. */
+int pending_take(struct store_pending *p, double lo, double hi, struct pending_run **runs, size_t *nruns);
+void pending_runs_free(struct pending_run *runs, size_t n);
+/* Forgets the points before `before` (in blocks for a while) and the series left empty. */
+void pending_prune(struct store_pending *p, double before);
+/* The store's pending points, and the flushed mark as the writer last set it (writer thread). */
+struct store_pending *store_pending_of(struct store *st);
+double *store_pending_mark(struct store *st);
+/* store_samples.c: writes the pending points at or after the mark as staged rows (an apply function). */
+int store_samples_stage_pending(struct store_conn *c, void *st);
+
 /* Borrows a read connection (blocks while all are in use); give it back. */
 struct store_conn *store_reader(struct store *st);
 void store_reader_done(struct store *st, struct store_conn *c);

@@ -4,9 +4,15 @@
  * that job views never scan the samples table.  A batch with a sequence
  * number first moves its stream's mark in `ingest_seq`, in the same
  * savepoint: a batch at or below the mark was stored before and is skipped.
+ * The sampler's posted batches are not staged: their points go to the
+ * writer's memory (store_pending.c) until their span is encoded, and `latest`
+ * only; a clean stop stages what is still there.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "series_codec.h"
 
 #include "store_internal.h"
 
@@ -31,6 +37,7 @@ struct sample_batch {
 	const char *stream;
 	int64_t seq;            /* 0: no sequence, always stored */
 	bool duplicate;         /* out: seq was not above the mark; nothing stored */
+	struct store *pending;  /* the sampler's batch: points kept in this store's memory, not staged */
 };
 
 static int insert_one(struct store_conn *c, sqlite3_stmt *ins, const struct sample *x)
@@ -83,6 +90,17 @@ static int advance_seq(struct store_conn *c, struct sample_batch *b)
 }
 
 /*
+ * Whether x, of the sampler's batch, went to the writer's memory.  One
+ * before the flushed mark (a clock stepped back) is staged instead, its span
+ * being encoded already; so is one that memory has no room for.
+ */
+static bool kept_in_memory(const struct sample_batch *b, const struct sample *x)
+{
+	return b->pending != NULL && x->phase == NULL && x->t >= *store_pending_mark(b->pending) &&
+	       pending_add(store_pending_of(b->pending), x->job_id, x->name, x->t, x->value) == 0;
+}
+
+/*
  * Finds the newest sample of each (job, name) in the batch, so `latest` is
  * written once per series rather than once per sample.  Series beyond
  * LATEST_TRACKED are written per sample: correct, only slower.
@@ -106,7 +124,7 @@ static int apply_samples(struct store_conn *c, void *arg)
 		const struct sample *x = &b->s[i];
 		size_t k;
 
-		if ((r = insert_one(c, ins, x)) != STORE_OK)
+		if (!kept_in_memory(b, x) && (r = insert_one(c, ins, x)) != STORE_OK)
 			return r;
 		for (k = 0; k < ntracked; k++) {
 			const struct sample *y = &b->s[newest[k]];
@@ -200,5 +218,29 @@ int store_samples_post(struct store *st, const struct sample *s, size_t n)
 	b = batch_copy(s, n);
 	if (!b)
 		return STORE_EBUSY;
+	b->pending = st;
 	return store_post(st, apply_samples, b, batch_free);
+}
+
+int store_samples_stage_pending(struct store_conn *c, void *arg)
+{
+	struct store *st = arg;
+	struct store_pending *p = store_pending_of(st);
+	sqlite3_stmt *ins = store_stmt(c, sql_sample_insert);
+	struct pending_run *runs = NULL;
+	size_t nruns = 0;
+	int r = STORE_OK;
+
+	if (ins == NULL)
+		return STORE_EIO;
+	if (pending_take(p, *store_pending_mark(st), INFINITY, &runs, &nruns) < 0)
+		return STORE_EIO;
+	for (size_t i = 0; i < nruns && r == STORE_OK; i++)
+		for (size_t k = 0; k < runs[i].n && r == STORE_OK; k++)
+			r = insert_one(c, ins, &(struct sample){runs[i].job_id, runs[i].p[k].t, runs[i].name,
+								 runs[i].p[k].v, NULL});
+	pending_runs_free(runs, nruns);
+	if (r == STORE_OK)
+		pending_prune(p, INFINITY);
+	return r;
 }

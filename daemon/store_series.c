@@ -3,9 +3,11 @@
  * tier that fits its bucket width (sql/007_series_blocks.sql): decoded
  * blocks under STORE_BLOCK_S, the blocks' own summaries up to an hour, the
  * hour tier beyond; spans past the raw retention come from the minute
- * tier, and the staged samples not yet in blocks are always added, so an
- * answer is as new as the last committed sample and never holds more than
- * about STORE_SERIES_MAX_POINTS points whatever the range.
+ * tier, and the staged samples not yet in blocks are always added, and the
+ * sampler's points still in the writer's memory (store_pending.c) from the
+ * flushed mark the reader's snapshot shows, so an answer is as new as the
+ * last tick and never holds more than about STORE_SERIES_MAX_POINTS points
+ * whatever the range.
  */
 
 #include <limits.h>
@@ -42,7 +44,8 @@ static const char sql_minutes[] =
 	"SELECT t, n, sum, min, max FROM series_minute WHERE series_id = ?1 AND t > ?2 AND t <= ?3";
 static const char sql_hours[] =
 	"SELECT t, n, sum, min, max FROM series_hour WHERE series_id = ?1 AND t > ?2 AND t <= ?3";
-/* Every name and phase a job has, flushed or staged. */
+static const char sql_sampler_mark[] = "SELECT t FROM sampler_flushed";
+/* Every name and phase a job has, flushed or staged (the sampler's in memory are added). */
 static const char sql_job_names[] =
 	"SELECT name, phase FROM series WHERE job_id = ?1"
 	" UNION SELECT DISTINCT name, coalesce(phase, '') FROM samples WHERE job_id = ?1";
@@ -168,6 +171,8 @@ struct acc {
  */
 struct reader {
 	struct store_conn *c;
+	struct store_pending *pending;  /* the sampler's points in memory */
+	double mark;                    /* the snapshot's flushed mark: those before it are in blocks */
 	double from, to, width;
 	bool to_open;                   /* to itself excluded (buckets), or included (series) */
 	enum tier tier;
@@ -334,6 +339,22 @@ read_staged(struct reader *rd, int64_t job_id, const char *name, const char *pha
 	sqlite3_reset(s);
 }
 
+/* The sampler's points in memory, from the snapshot's flushed mark (they have no phase). */
+static void
+read_pending(struct reader *rd, int64_t job_id, const char *name)
+{
+	struct series_point *p;
+	size_t n;
+
+	if (pending_copy(rd->pending, job_id, name, fmax(rd->from, rd->mark), nextafter(rd->to, INFINITY), &p, &n) < 0) {
+		rd->r = STORE_EIO;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		reader_add(rd, p[i].t, 1, p[i].v, p[i].v, p[i].v);
+	free(p);
+}
+
 /* Reads one name of a job (phase NULL: every phase; "": none) from every tier and the staged tail. */
 static void
 read_name(struct reader *rd, int64_t job_id, const char *name, const char *phase)
@@ -361,14 +382,36 @@ read_name(struct reader *rd, int64_t job_id, const char *name, const char *phase
 		read_series_id(rd, ids[i]);
 	if (rd->r == STORE_OK)
 		read_staged(rd, job_id, name, phase);
+	if (rd->r == STORE_OK && (phase == NULL || phase[0] == '\0'))
+		read_pending(rd, job_id, name);
+}
+
+/* The flushed mark of the sampler's points in this reader's snapshot. */
+static int
+read_mark(struct store_conn *c, double *mark)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_sampler_mark);
+	int rc;
+
+	*mark = INFINITY;
+	if (s == NULL)
+		return STORE_EIO;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*mark = sqlite3_column_double(s, 0);
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "flushed mark");
 }
 
 /* Prepares a read of [from, to] in buckets of width, from the tier that fits it. */
 static void
-reader_init(struct reader *rd, struct store_conn *c, double from, double to, double width, bool keep_points)
+reader_init(struct reader *rd, struct store *st, struct store_conn *c, double from, double to, double width,
+	    bool keep_points)
 {
 	memset(rd, 0, sizeof(*rd));
 	rd->c = c;
+	rd->pending = store_pending_of(st);
+	rd->r = read_mark(c, &rd->mark);
 	rd->from = from;
 	rd->to = to;
 	rd->width = width > 0 ? width : 1e-3;
@@ -426,7 +469,7 @@ store_series(struct store *st, const struct store_series_query *q, struct store_
 		width = (to - from) / STORE_SERIES_MAX_POINTS;
 		if (q->has_step && q->step > width)
 			width = q->step;
-		reader_init(&rd, c, from, to, width, !q->has_step);
+		reader_init(&rd, st, c, from, to, width, !q->has_step);
 		read_name(&rd, q->job_id, q->name, q->phase);
 		out->points = json_array();
 		out->bands = json_array();
@@ -449,8 +492,33 @@ store_series(struct store *st, const struct store_series_query *q, struct store_
 }
 
 /* The names and phases of a job, copied: the reads that follow reuse the connection's statements. */
+struct name_list {
+	char (*v)[2][128];              /* name, phase */
+	size_t n, cap;
+	int r;
+};
+
+/* Adds a series of the sampler's in memory (no phase) unless the list has it. */
+static void
+name_add_pending(const char *name, void *arg)
+{
+	struct name_list *l = arg;
+	char (*nv)[2][128];
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i][1][0] == '\0' && strcmp(l->v[i][0], name) == 0)
+			return;
+	if ((nv = array_grow(l->v, &l->cap, l->n + 1, sizeof(*nv))) == NULL) {
+		l->r = STORE_EIO;
+		return;
+	}
+	l->v = nv;
+	snprintf(l->v[l->n][0], sizeof(l->v[l->n][0]), "%s", name);
+	l->v[l->n++][1][0] = '\0';
+}
+
 static int
-job_names(struct store_conn *c, int64_t job_id, char (**names)[2][128], size_t *n)
+job_names(struct store *st, struct store_conn *c, int64_t job_id, char (**names)[2][128], size_t *n)
 {
 	sqlite3_stmt *s = store_stmt(c, sql_job_names);
 	char (*v)[2][128] = NULL, (*nv)[2][128];
@@ -474,6 +542,14 @@ job_names(struct store_conn *c, int64_t job_id, char (**names)[2][128], size_t *
 	if (r == STORE_OK && rc != SQLITE_DONE)
 		r = store_fail(c, rc, "job series names");
 	sqlite3_reset(s);
+	if (r == STORE_OK) {
+		struct name_list l = {v, *n, cap, STORE_OK};
+
+		pending_job_names(store_pending_of(st), job_id, name_add_pending, &l);
+		v = l.v;
+		*n = l.n;
+		r = l.r;
+	}
 	if (r != STORE_OK)
 		free(v);
 	else
@@ -490,10 +566,10 @@ store_series_buckets(struct store *st, int64_t job_id, double from, double to, d
 	struct store_bucket b;
 	struct reader rd;
 	size_t n = 0;
-	int r = job_names(c, job_id, &names, &n);
+	int r = job_names(st, c, job_id, &names, &n);
 
 	for (size_t i = 0; i < n && r == STORE_OK; i++) {
-		reader_init(&rd, c, from, to, width, false);
+		reader_init(&rd, st, c, from, to, width, false);
 		rd.to_open = true;
 		read_name(&rd, job_id, names[i][0], names[i][1]);
 		r = rd.r;

@@ -7,7 +7,9 @@ MIGRATIONS = \
 	sql/006_ingest_seq.sql \
 	sql/007_series_blocks.sql \
 	sql/008_cluster_outbox.sql \
-	sql/009_ranks.sql
+	sql/009_ranks.sql \
+	sql/010_series_blocks_rowid.sql \
+	sql/011_sampler_flushed.sql
 # The cluster store's schema on PostgreSQL, versioned the same way.
 CLUSTER_MIGRATIONS = \
 	sql/cluster/001_shared.sql

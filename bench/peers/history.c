@@ -11,8 +11,9 @@
  *   p99 of series queries: a 14-day span and a 1-hour span, 1000 points.
  *
  * Values are shaped like the collectors' (collectors/metrics.c): rates from
- * integer jiffies over a jittered interval (full-precision doubles), byte
- * counts in pages, counts that step now and then, constants, counters.
+ * integer jiffies or counts over a jittered interval, kept at their
+ * resolution as the collectors keep them (collector_resolved), byte counts
+ * in pages, counts that step now and then, constants, counters.
  * Prints one JSON object.  A ratio bench: figures from one run compare
  * with each other, not with another machine's.
  */
@@ -27,6 +28,7 @@
 
 #include <sqlite3.h>
 
+#include "collector.h"
 #include "sample_window.h"
 #include "series_codec.h"
 #include "store.h"
@@ -85,10 +87,10 @@ value(struct gen *g, int job, int kind, long k, double dt)
 	switch (kind) {
 	case 0:   /* cores used: jiffies over the measured interval */
 		jiffies = floor(380 + 40 * uniform(&g->seed));
-		return jiffies / 100.0 / dt;
+		return collector_resolved(jiffies / 100.0 / dt, 1 / (100.0 * dt));
 	case 1:   /* the busiest thread's share */
 		jiffies = floor(90 + 10 * uniform(&g->seed));
-		return jiffies / 100.0 / dt;
+		return collector_resolved(jiffies / 100.0 / dt, 1 / (100.0 * dt));
 	case 2:   /* threads: constant */
 		return 8;
 	case 3:   /* busy threads: steps now and then */
@@ -100,7 +102,7 @@ value(struct gen *g, int job, int kind, long k, double dt)
 			g->rss[job] += 4096.0 * floor(256 * uniform(&g->seed));
 		return g->rss[job];
 	case 5:   /* context switches per second */
-		return floor(2000 + 500 * uniform(&g->seed)) / dt;
+		return collector_resolved(floor(2000 + 500 * uniform(&g->seed)) / dt, 1 / dt);
 	case 6:   /* processes: constant */
 		return 1;
 	case 7:   /* CPU time used, a counter in jiffies / 100 */
@@ -214,7 +216,7 @@ main(int argc, char **argv)
 	static const struct store_options opts = {.queue_limit = 4096, .readers = 2};
 	const char *dir = "/tmp";
 	double hours = 24, long_days = 14, store_cpu, c_all, gen_cpu = 0, g0, t, dt, end;
-	int jobs = 50;
+	int jobs = 50, keep = 0;
 	char path[512];
 	struct store *st;
 	struct sample_window win;
@@ -224,6 +226,9 @@ main(int argc, char **argv)
 	size_t nv = 0, stored = 0, n;
 	long empty, base, full, freeb;
 
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--keep") == 0)
+			keep = 1;   /* the database stays, for sqlite3's dbstat; its path goes to stderr */
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--hours") == 0)
 			hours = atof(argv[i + 1]);
@@ -308,6 +313,9 @@ main(int argc, char **argv)
 	sample_window_free(&win);
 	free(vals);
 	free(rows);
-	unlink(path);
+	if (keep)
+		fprintf(stderr, "kept %s\n", path);
+	else
+		unlink(path);
 	return 0;
 }

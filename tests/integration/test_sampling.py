@@ -5,14 +5,18 @@ what /proc says over the same window (the figure top prints); /api/v1/node
 must list every collector with a status and a reason; /metrics must be valid
 Prometheus text (checked by promtool when installed, and by a small checker
 here); the job must end, and leave /metrics, when its process exits.  A
-second daemon points NVML at the test double to run the GPU path.
+second daemon points NVML at the test double to run the GPU path.  A third
+is stopped and started again on its database: the sampler's points it held
+in memory (not yet in a block) are all answered after the restart.
 """
 
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -254,6 +258,36 @@ try:
                 text = text.decode() if isinstance(text, bytes) else text
                 return 'jobid="%d"' % jid not in text
             wait_until(left, timeout=15)
+
+    workdir = tempfile.mkdtemp(prefix="dlprof-test-restart-")
+    try:
+        d = Daemon(args=["--interval", "0.2"], workdir=workdir).start()
+
+        def node_points(daemon):
+            status, _, b = daemon.get("/api/v1/jobs/0/series?name=cpu.cores")
+            assert status == 200, (status, b)
+            return b["points"]
+        before = wait_until(lambda: (lambda p: p if len(p) >= 10 else None)(node_points(d)), timeout=20)
+        rc = d.stop()
+
+        @tap.test("a clean stop stages the sampler's points held in memory")
+        def _():
+            assert rc == 0, (rc, d.log())
+            db = sqlite3.connect(d.db)
+            staged = db.execute("SELECT count(*) FROM samples WHERE job_id = 0 AND name = 'cpu.cores'").fetchone()[0]
+            db.close()
+            assert staged >= len(before), (staged, len(before))
+
+        d = Daemon(args=["--interval", "0.2"], workdir=workdir).start()
+
+        @tap.test("after a restart the series still has every point sampled before the stop")
+        def _():
+            after = {p[0]: p[1] for p in node_points(d)}
+            missing = [p for p in before if after.get(p[0]) != p[1]]
+            assert not missing, (missing[:5], len(before))
+        d.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
     double = os.path.join(BUILDDIR, "tests", "nvml_double", "libnvml-double.so")
     if os.path.exists(double):

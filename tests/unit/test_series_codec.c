@@ -2,8 +2,9 @@
  * The block codec (series_codec.c): every point comes back bit for bit
  * (NaN payloads, infinities, -0, negative and huge values, irregular and
  * unordered times, times that are not whole milliseconds), a regular tick
- * with a steady value costs about two bits a point, and a damaged block is
- * refused rather than misread.
+ * with a steady value costs about two bits a point, integers that are noise
+ * around a level go packed in the bits of their spread, and a damaged block
+ * is refused rather than misread.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -156,6 +157,138 @@ compresses(void **state)
 	assert_true(len < 60 * 9);
 }
 
+#define HEAD_PACKED 0x4        /* series_codec.c's FLAG_VALUE_PACKED, in the header byte */
+#define HEAD_TIME_PACKED 0x8   /* its FLAG_TIME_PACKED */
+
+/* Each truncation of the block p[0..n-1] codes to is refused. */
+static void
+refuses_truncations(const struct series_point *p, size_t n)
+{
+	struct series_point *q;
+	unsigned char *buf, *cut;
+	size_t len, m;
+
+	assert_int_equal(series_encode(p, n, &buf, &len), 0);
+	for (size_t l = 0; l < len; l++) {
+		cut = malloc(l + 1);
+		memcpy(cut, buf, l);
+		assert_int_equal(series_decode(cut, l, &q, &m), -1);
+		free(cut);
+	}
+	free(buf);
+}
+
+/* The header byte of the block p[0..n-1] codes to. */
+static unsigned
+head_of(const struct series_point *p, size_t n)
+{
+	unsigned char *buf;
+	size_t len;
+	unsigned h;
+
+	assert_int_equal(series_encode(p, n, &buf, &len), 0);
+	h = buf[0];
+	free(buf);
+	return h;
+}
+
+/*
+ * Rates at their resolution (thousandths of a core jumping around a level),
+ * a counter with a jittered step, a constant: packed, near their entropy.
+ */
+static void
+packs_noise(void **state)
+{
+	struct series_point p[600];
+	unsigned seed = 3;
+	size_t len;
+
+	(void)state;
+	for (int i = 0; i < 600; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (struct series_point){1764000000.0 + i, (double)(3800 + (seed >> 8) % 400) / 1000.0};
+	}
+	len = round_trip(p, 600);
+	assert_true(head_of(p, 600) & HEAD_PACKED);
+	assert_true(len <= 30 + 600 * (9 + 1) / 8);  /* 400 levels: 9 bits each, a bit of time, the header */
+	refuses_truncations(p, 600);
+	for (int i = 0; i < 600; i++)
+		p[i].v = -1e6 + 390.0 * i + (i % 3);     /* deltas of 389 to 392: two bits each */
+	len = round_trip(p, 600);
+	assert_true(head_of(p, 600) & HEAD_PACKED);
+	assert_true(len <= 40 + 600 * (2 + 1) / 8);
+	refuses_truncations(p, 600);
+	for (int i = 0; i < 600; i++)
+		p[i].v = 32;                              /* a constant on a regular tick: no bits a point */
+	len = round_trip(p, 600);
+	assert_true(head_of(p, 600) & HEAD_TIME_PACKED);
+	assert_true(len <= 1 + 2 + 1 + 8 + 8 + 1 + 1 + 8 + 1);   /* head, count, order, first, least, width; values */
+	refuses_truncations(p, 600);
+	p[300].t += 0.004;                            /* one late tick: packed, 4 bits each; delta-of-delta, 1 */
+	len = round_trip(p, 600);
+	assert_false(head_of(p, 600) & HEAD_TIME_PACKED);
+	assert_true(len <= 40 + 600 / 8);
+	p[300].t -= 0.004;
+	p[0].v = -9007199254740992.0;                 /* the widest spread: 64 bits */
+	p[1].v = 9007199254740992.0;
+	round_trip(p, 600);
+	round_trip(p, 1);
+}
+
+/* A bit writer for hand-made blocks. */
+static void
+put(unsigned char *buf, size_t *bit, uint64_t v, unsigned n)
+{
+	while (n-- > 0) {
+		if ((v >> n) & 1)
+			buf[*bit / 8] |= (unsigned char)(0x80u >> (*bit % 8));
+		(*bit)++;
+	}
+}
+
+/* A one-point packed block of the value 5, its width given; its length in bytes. */
+static size_t
+packed_block(unsigned char *buf, size_t cap, unsigned head, unsigned width)
+{
+	size_t bit = 0;
+
+	memset(buf, 0, cap);
+	put(buf, &bit, head, 8);
+	put(buf, &bit, 1, 8);                   /* one point */
+	put(buf, &bit, 1764000000000ull, 64);   /* its time in ms */
+	put(buf, &bit, 0, 3);                   /* whole numbers */
+	put(buf, &bit, 0, 1);                   /* the values themselves, not deltas */
+	put(buf, &bit, 5, 64);                  /* the least */
+	put(buf, &bit, width, 7);
+	put(buf, &bit, 0, width > 64 ? 64 : width);
+	return (bit + 7) / 8;
+}
+
+/* Packed values without the integer flag, and a width beyond 64 bits, are not blocks. */
+static void
+refuses_bad_packing(void **state)
+{
+	const unsigned packed = 0x10 | 0x1 | 0x2 | HEAD_PACKED;   /* version 1, ms times, integers, packed */
+	unsigned char buf[40];
+	struct series_point *q;
+	size_t len, m;
+
+	(void)state;
+	len = packed_block(buf, sizeof(buf), packed, 3);
+	assert_int_equal(series_decode(buf, len, &q, &m), 0);
+	assert_int_equal(m, 1);
+	assert_true(q[0].v == 5.0);
+	free(q);
+	len = packed_block(buf, sizeof(buf), packed & ~0x2u, 3);
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+	len = packed_block(buf, sizeof(buf), packed, 65);
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+	len = packed_block(buf, sizeof(buf), packed | HEAD_TIME_PACKED, 3);   /* times read as packed: too short */
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+	len = packed_block(buf, sizeof(buf), (packed | HEAD_TIME_PACKED) & ~0x1u, 3);   /* packed, but not ms */
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+}
+
 static void
 refuses_damage(void **state)
 {
@@ -198,6 +331,8 @@ main(void)
 		cmocka_unit_test(one_point_and_most),
 		cmocka_unit_test(compresses),
 		cmocka_unit_test(refuses_damage),
+		cmocka_unit_test(packs_noise),
+		cmocka_unit_test(refuses_bad_packing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

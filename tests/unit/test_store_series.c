@@ -4,7 +4,10 @@
  * the staged tail answered before any flush and the same answer after the
  * flush into blocks (bit for bit); the tier chosen by the span; retention
  * into per-minute rows; late points merged into a flushed block; and the
- * migration of a schema-6 database (raw rows and per-minute rollups).
+ * migrations of a schema-6 database (raw rows and per-minute rollups) and
+ * of a schema-9 one (blocks in a WITHOUT ROWID table); the sampler's posted
+ * points answered from memory, encoded when their span closes without a
+ * staged row, and staged by a clean close.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "migrations.h"
+#include "series_codec.h"
 #include "store.h"
 #include "store_series.h"
 
@@ -370,6 +374,181 @@ migrates_schema_6(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A database as schema 9 wrote it: one node series with two blocks of 300
+ * points, every 2 s (a constant, then 0.1 steps), in a WITHOUT ROWID table.
+ */
+static void
+make_v9(const char *path)
+{
+	struct series_point p[300];
+	sqlite3 *db;
+	sqlite3_stmt *ins;
+	unsigned char *buf;
+	size_t len;
+	char sql[256];
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	for (const struct migration *m = migrations; m->version && m->version <= 9; m++)
+		assert_int_equal(sqlite3_exec(db, m->sql, NULL, NULL, NULL), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = 9; PRAGMA application_id = %d;"
+		 "INSERT INTO series (id, job_id, name) VALUES (1, 0, 'mem.used')", 0x646c7066);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO series_blocks VALUES (1, ?1, ?2, 0, 0, 0, ?3)", -1, &ins,
+					    NULL), SQLITE_OK);
+	for (int b = 0; b < 2; b++) {
+		for (int i = 0; i < 300; i++)
+			p[i] = (struct series_point){T0 - 200 - 600 * (1 - b) + 2 * i, b ? 0.1 * i : 7.0};
+		assert_int_equal(series_encode(p, 300, &buf, &len), 0);
+		sqlite3_bind_int64(ins, 1, (sqlite3_int64)(T0 - 200 - 600 * (1 - b)));
+		sqlite3_bind_int(ins, 2, 300);
+		sqlite3_bind_blob(ins, 3, buf, (int)len, free);
+		assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(ins);
+	sqlite3_close(db);
+}
+
+static void
+migrates_schema_9(void **state)
+{
+	struct store_series_query q = {.job_id = 0, .name = "mem.used", .has_from = true, .from = T0 - 800,
+				       .has_to = true, .to = T0 + 400};
+	struct store_series_answer a;
+	struct fx f;
+	char cmd[600];
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	make_v9(f.db);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
+	/* Every point of both blocks, bit for bit. */
+	assert_int_equal(json_array_size(a.points), 600);
+	for (int i = 0; i < 600; i++) {
+		assert_true(point(a.points, (size_t)i, 0) == T0 - 800 + 2 * i);
+		assert_true(point(a.points, (size_t)i, 1) == (i < 300 ? 7.0 : 0.1 * (i - 300)));
+	}
+	answer_free(&a);
+	store_close(f.st);
+	assert_int_equal(query_int(f.db, "SELECT count(rowid) FROM series_blocks"), 2);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE sql LIKE '%series_blocks%WITHOUT ROWID%'"),
+			 0);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE name = 'series_blocks_t0'"), 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+#define POSTED 900   /* the sampler's points, a second apart from T0: 400 in one span, 500 in the next */
+
+/* Posts POSTED node points of cpu.cores as the sampler does (ten ticks a batch), then waits for them. */
+static void
+post_ticks(struct store *st)
+{
+	struct sample s[10];
+	struct sample other = {0, T0, "other", 1, NULL};
+
+	for (int i = 0; i < POSTED; i += 10) {
+		for (int k = 0; k < 10; k++)
+			s[k] = (struct sample){0, T0 + i + k, "cpu.cores", 0.5 * (i + k), NULL};
+		assert_int_equal(store_samples_post(st, s, 10), STORE_OK);
+	}
+	/* The writer takes operations in order: once this one is committed, so are the posts. */
+	assert_int_equal(store_samples_write(st, &other, 1), STORE_OK);
+}
+
+static void
+count_name(const struct store_bucket *b, void *arg)
+{
+	if (strcmp(b->name, "cpu.cores") == 0)
+		(*(int *)arg)++;
+}
+
+/* The answer over the posted points, which must be all of them, bit for bit. */
+static void
+answer_posted(struct store *st, struct store_series_answer *a)
+{
+	struct store_series_query q = {.job_id = 0, .name = "cpu.cores", .has_from = true, .from = T0,
+				       .has_to = true, .to = T0 + POSTED - 1};
+
+	assert_int_equal(store_series(st, &q, a), STORE_OK);
+	assert_int_equal(json_array_size(a->points), POSTED);
+	for (int i = 0; i < POSTED; i++)
+		assert_true(point(a->points, (size_t)i, 0) == T0 + i && point(a->points, (size_t)i, 1) == 0.5 * i);
+}
+
+static void
+sampler_points_in_memory(void **state)
+{
+	struct store_series_answer a;
+	struct fx f;
+	char cmd[600];
+	int buckets = 0;
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	post_ticks(f.st);
+	/* Not staged (the one row is the ingest-like write), yet answered, and the series listed. */
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	assert_int_equal(store_series_buckets(f.st, 0, T0, T0 + POSTED, 60, count_name, &buckets), STORE_OK);
+	assert_int_equal(buckets, POSTED / 60);   /* every minute bucket of the range has points */
+	/* The first span closes: encoded from memory, the mark past it, the answer the same. */
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), 400);
+	assert_int_equal(query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	/* The next upkeep forgets the encoded points: still answered, from the block. */
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	/* A clean close stages the open span's points; reopened, the answer is the same. */
+	store_close(f.st);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1 + POSTED - 400);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	store_close(f.st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A point posted behind the flushed mark (a clock stepped back) is staged, then merged into its block. */
+static void
+sampler_point_behind_the_mark(void **state)
+{
+	struct store_series_query q = {.job_id = 0, .name = "cpu.cores", .has_from = true, .from = T0,
+				       .has_to = true, .to = T0 + 10};
+	struct sample late = {0, T0 + 5.5, "cpu.cores", -1, NULL};
+	struct store_series_answer a;
+	struct fx f;
+	char cmd[600];
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	post_ticks(f.st);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_samples_post(f.st, &late, 1), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 1);
+	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 12);
+	assert_true(point(a.points, 6, 0) == T0 + 5.5 && point(a.points, 6, 1) == -1);
+	answer_free(&a);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 0);
+	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), POSTED + 1 + 1);
+	store_close(f.st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -382,6 +561,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(retention_keeps_minutes, setup, teardown),
 		cmocka_unit_test_setup_teardown(late_points_merge, setup, teardown),
 		cmocka_unit_test(migrates_schema_6),
+		cmocka_unit_test(migrates_schema_9),
+		cmocka_unit_test(sampler_points_in_memory),
+		cmocka_unit_test(sampler_point_behind_the_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
