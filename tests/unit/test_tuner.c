@@ -770,6 +770,28 @@ static json_t *run_model_job(struct fixture *f, int64_t id, json_t *config, cons
 
 #define PHASE_KNOBS "{\"intra_threads\":{\"values\":[1,2]},\"interop_threads\":{\"values\":[1,2]},\"gpus\":{\"values\":[0]}}"
 
+/* Job number job of workload name (PHASE_KNOBS) on model m, steps steps in batches of 3, start to end. */
+static void run_phase_job(struct fixture *f, const char *name, const struct phase_model *m, int job, int steps,
+			  struct model_run *r)
+{
+	int64_t id;
+	json_t *config = start_job(f, name, NULL, NULL, PHASE_KNOBS, &id);
+
+	config = run_model_job(f, id, config, m, steps, 3, 1000.0 * job, r);
+	tuner_job_end(f->t, id);
+	json_decref(config);
+}
+
+/* The inter-op threads of workload name's best plan. */
+static long best_interop(struct fixture *f, const char *name)
+{
+	json_t *view = tuner_workload(f->t, name, NULL, NULL);
+	long n = knob(json_object_get(json_object_get(view, "best"), "config"), "interop_threads");
+
+	json_decref(view);
+	return n;
+}
+
 /*
  * The issue's job: a forked ensemble phase that wants 2 inter-op threads
  * with 1 intra-op thread each, then a sequential phase that wants 2
@@ -789,16 +811,12 @@ static void test_static_knob_judged_with_its_phase_settings(void **state)
 	struct fixture *f = *state;
 	struct phase_model m = {.phase = fork_seq, .outside_per_switch = 0.002, .noise = 0.03};
 	struct model_run r;
-	json_t *config, *view, *best;
-	int64_t id;
+	json_t *view, *best;
 	int job;
 
 	open_all(f, false);
 	for (job = 1; job <= 8; job++) {
-		config = start_job(f, "forkseq", NULL, NULL, PHASE_KNOBS, &id);
-		config = run_model_job(f, id, config, &m, 150, 3, 1000.0 * job, &r);
-		tuner_job_end(f->t, id);
-		json_decref(config);
+		run_phase_job(f, "forkseq", &m, job, 150, &r);
 		if (job >= 6) {
 			/* inter-op 2, fork on 1 thread, seq on 2: index 4 + 0 + 1 */
 			long on_best = r.on[5];
@@ -918,24 +936,16 @@ static void test_unmeasured_static_knob_explored(void **state)
 	struct fixture *f = *state;
 	struct phase_model m = {.phase = unmeasured_static, .outside_per_switch = 0.001, .noise = 0.03};
 	struct model_run r;
-	json_t *config, *view, *best;
-	int64_t id;
 	int job;
 
 	open_all(f, false);
 	for (job = 1; job <= 10; job++) {
-		config = start_job(f, "unmeasured", NULL, NULL, PHASE_KNOBS, &id);
-		config = run_model_job(f, id, config, &m, 60, 3, 1000.0 * job, &r);
-		tuner_job_end(f->t, id);
-		json_decref(config);
+		run_phase_job(f, "unmeasured", &m, job, 60, &r);
 	}
 	/* The last job ran inter-op 2, fork on 1 thread, seq on 2 (index 4 + 0 + 1) nearly throughout. */
 	if (r.on[5] < r.steps * 85 / 100)
 		fail_msg("last job: %ld of %ld steps on the best plan", r.on[5], r.steps);
-	view = tuner_workload(f->t, "unmeasured", NULL, NULL);
-	best = json_object_get(json_object_get(view, "best"), "config");
-	assert_int_equal(knob(best, "interop_threads"), 2);
-	json_decref(view);
+	assert_int_equal(best_interop(f, "unmeasured"), 2);
 }
 
 /*
@@ -959,24 +969,16 @@ static void test_static_group_surveyed(void **state)
 	struct fixture *f = *state;
 	struct phase_model m = {.phase = branches_2core, .outside_per_switch = 0.0005, .noise = 0.03};
 	struct model_run r;
-	json_t *config, *view, *best;
-	int64_t id;
 	int job;
 
 	open_all(f, false);
 	for (job = 1; job <= 8; job++) {
-		config = start_job(f, "surveyed", NULL, NULL, PHASE_KNOBS, &id);
-		config = run_model_job(f, id, config, &m, 60, 3, 1000.0 * job, &r);
-		tuner_job_end(f->t, id);
-		json_decref(config);
+		run_phase_job(f, "surveyed", &m, job, 60, &r);
 	}
 	/* The last job ran inter-op 2, fork on 1 thread, seq on 2 (index 4 + 0 + 1) nearly throughout. */
 	if (r.on[5] < r.steps * 85 / 100)
 		fail_msg("last job: %ld of %ld steps on the best plan", r.on[5], r.steps);
-	view = tuner_workload(f->t, "surveyed", NULL, NULL);
-	best = json_object_get(json_object_get(view, "best"), "config");
-	assert_int_equal(knob(best, "interop_threads"), 2);
-	json_decref(view);
+	assert_int_equal(best_interop(f, "surveyed"), 2);
 }
 
 /*
@@ -1001,28 +1003,20 @@ static void test_plan_drift_reopens_exploration(void **state)
 	struct fixture *f = *state;
 	struct phase_model m = {.phase = branches_drifting, .outside_per_switch = 0.0005, .noise = 0.03};
 	struct model_run r;
-	json_t *config, *view, *best;
-	int64_t id;
 	int job;
 
 	open_all(f, false);
 	branches_shared = false;
 	for (job = 1; job <= 12; job++) {
 		branches_shared = job > 8;
-		config = start_job(f, "shared", NULL, NULL, PHASE_KNOBS, &id);
-		config = run_model_job(f, id, config, &m, 60, 3, 1000.0 * job, &r);
-		tuner_job_end(f->t, id);
-		json_decref(config);
+		run_phase_job(f, "shared", &m, job, 60, &r);
 		if (job == 8 && r.on[5] < r.steps * 85 / 100)
 			fail_msg("job 8, before the drift: %ld of %ld steps on inter-op 2's plan", r.on[5], r.steps);
 		/* Jobs 11 and 12 ran inter-op 1, fork on 1 thread, seq on 2 (index 0 + 0 + 1) nearly throughout. */
 		if (job >= 11 && r.on[1] < r.steps * 85 / 100)
 			fail_msg("job %d: %ld of %ld steps on inter-op 1's plan", job, r.on[1], r.steps);
 	}
-	view = tuner_workload(f->t, "shared", NULL, NULL);
-	best = json_object_get(json_object_get(view, "best"), "config");
-	assert_int_equal(knob(best, "interop_threads"), 1);
-	json_decref(view);
+	assert_int_equal(best_interop(f, "shared"), 1);
 }
 
 int main(void)
