@@ -1,0 +1,94 @@
+"""Goodput's gradient noise figures measured by the client on real torch jobs.
+
+One process with gradient accumulation (goodput_job.py: micro_batch() after
+each micro-batch's backward) and a 2-rank gloo DistributedDataParallel job
+(dist_job.py --ddp --noise: the comm hook measures the local and the
+all-reduced gradient) report per step the figures objective=goodput needs;
+the daemon's noise scale from them must be finite and positive, and the
+config with the larger global batch must get an efficiency below 1.
+"""
+
+import json
+import math
+import os
+import shutil
+import tempfile
+
+import clientlib
+from clientlib import Daemon, Tap, run_script, samples
+
+tap = Tap()
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIGURES = ("grad_batch_small", "grad_sqnorm_small", "grad_batch_large", "grad_sqnorm_large", "global_batch")
+
+if not clientlib.has_torch():
+    tap.skip("goodput figures of torch jobs", "no torch for /usr/bin/python3 (Debian python3-torch)")
+    tap.done()
+
+
+def run_json(script, d, *args):
+    """Runs script --out FILE in a folder of its own (dist_job.py's ranks write beside FILE)."""
+    top = tempfile.mkdtemp(prefix="dlprof-goodput-")
+    out = os.path.join(top, "out.json")
+    try:
+        rc, _, err = run_script([os.path.join(HERE, script), "--out", out] + list(args),
+                                env={"DLPROF_URL": d.url}, timeout=300)
+        assert rc == 0, err[-3000:]
+        with open(out) as f:
+            return json.load(f)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def figures(d, jid):
+    """{name: [values]} of the goodput figures the job reported."""
+    got = {name: [s["value"] for s in samples(d, jid, name)] for name in FIGURES}
+    for name, values in got.items():
+        assert values and all(math.isfinite(v) for v in values), (name, values[:5])
+    return got
+
+
+def goodput_view(d, workload):
+    status, _, body = d.get("/api/v1/workloads/%s?objective=goodput" % workload)
+    assert status == 200, (status, body)
+    return body["goodput"]
+
+
+with Daemon() as d:
+    @tap.test("1 process, 4 micro-batches a step: noise scale finite and positive, batch 512 less efficient")
+    def _():
+        res = run_json("goodput_job.py", d, "--steps", "70", "--micro", "4", "--batches", "32,512")
+        got = figures(d, res["job_id"])
+        assert len(got["grad_sqnorm_small"]) == res["steps"], len(got["grad_sqnorm_small"])
+        for small, big, m in zip(got["grad_batch_small"], got["grad_batch_large"], got["global_batch"]):
+            assert small * 4 == big == m and m in (32, 512), (small, big, m)
+        # A micro-batch's gradient is noisier than the step's: a larger squared norm on average.
+        assert sum(got["grad_sqnorm_small"]) > sum(got["grad_sqnorm_large"]), got
+        gp = goodput_view(d, "goodput-mlp")
+        assert gp["noise_scale"] is not None and 0 < gp["noise_scale"] < 1e6, gp
+        assert gp["ranked_by"] == "goodput", gp
+        rows = {r["config"]["batch"]: r for r in gp["configs"]}
+        assert set(rows) == {32, 512}, gp            # the tuner tried both
+        assert gp["baseline"]["config"]["batch"] == 32, gp["baseline"]
+        assert rows[32]["efficiency"] == 1.0 and 0 < rows[512]["efficiency"] < 1, rows
+        assert rows[512]["learning_speedup"] < rows[512]["raw_speedup"], rows[512]
+
+    @tap.test("2 ranks (gloo DDP, comm hook with noise_scale): noise scale finite and positive")
+    def _():
+        out = run_json("dist_job.py", d, "--ranks", "2", "--steps", "30", "--width", "256", "--batch", "16",
+                       "--ddp", "--noise", "--workload", "goodput-ddp")
+        jid = out["ranks"][0]["job_id"]
+        got = figures(d, jid)
+        # Rank 0 reports for the job (the daemon's tuner reads rank 0): every step but those
+        # whose buckets had not all completed (none with a synchronous step).
+        assert len(got["grad_sqnorm_small"]) == 30, len(got["grad_sqnorm_small"])
+        assert set(got["grad_batch_small"]) == {16} and set(got["grad_batch_large"]) == {32}, got
+        assert set(got["global_batch"]) == {32}, got["global_batch"]
+        assert sum(got["grad_sqnorm_small"]) > sum(got["grad_sqnorm_large"]), got
+        gp = goodput_view(d, "goodput-ddp")
+        assert gp["noise_scale"] is not None and gp["noise_scale"] > 0, gp
+        assert gp["baseline"]["global_batch"] == 32, gp
+        # The tuner may try other threads per rank; every config has the baseline's global batch.
+        assert gp["configs"] and all(r["efficiency"] == 1.0 for r in gp["configs"]), gp["configs"]
+
+tap.done()
