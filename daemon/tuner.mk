@@ -35,6 +35,10 @@ endif
 TESTS += tests/integration/test_tuner.py
 EXTRA_DIST += tests/integration/test_tuner.py
 
+# objective=goodput through the API: noise figures in, raw and learning speed-up out.
+TESTS += tests/integration/test_goodput.py
+EXTRA_DIST += tests/integration/test_goodput.py
+
 # The tuner benchmark (bench/tuner/README.md): run by hand with `make bench-tuner`,
 # never by `make check`.  It links the tuner's pure sources directly.
 BENCH_TUNER_SRCS = $(top_srcdir)/bench/tuner/bench_tuner.c $(top_srcdir)/daemon/knobs.c \
