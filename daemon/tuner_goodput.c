@@ -116,7 +116,8 @@ void tuner_goodput_free(struct tuner_goodput *gp)
 
 /*
  * The baseline raw and learning speed-up are measured against: the
- * topology default config when it was measured with its global batch, else
+ * default config (knobs_prior_candidate: each declared knob's "default",
+ * else the topology prior) when it was measured with its global batch, else
  * the first config measured (what the workload's first job ran).
  */
 static const struct tuner_goodput_config *baseline(const struct tuner_workload *w, const char **why)
@@ -126,12 +127,12 @@ static const struct tuner_goodput_config *baseline(const struct tuner_workload *
 
 	for (i = 0; i < w->gp.nconfigs; i++)
 		if (w->gp.configs[i].cand == dflt && w->gp.configs[i].n > 0 && w->gp.configs[i].global_batch > 0.0) {
-			*why = "the topology default config";
+			*why = "the default config: the declared default, else the topology's";
 			return &w->gp.configs[i];
 		}
 	for (i = 0; i < w->gp.nconfigs; i++)
 		if (w->gp.configs[i].n > 0 && w->gp.configs[i].global_batch > 0.0) {
-			*why = "the first config measured (the topology default was not)";
+			*why = "the first config measured (the default config was not)";
 			return &w->gp.configs[i];
 		}
 	*why = "none: no config has reported its global batch";

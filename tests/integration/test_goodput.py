@@ -13,11 +13,12 @@ and the learning speed-up against the baseline (the declared default).
 
 import os
 import random
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Daemon, Tap  # noqa: E402
+from harness import BUILDDIR, Daemon, Tap  # noqa: E402
 
 tap = Tap()
 BATCHES = [32, 128, 512]
@@ -112,6 +113,22 @@ def main():
             assert rec["config"]["batch"] == 32, rec
             assert rec["goodput"]["configs"][0]["config"]["batch"] == 32, rec["goodput"]
             assert recommend(d, "gp-small-noise", "throughput")["config"]["batch"] == 512
+
+        @tap.test("dlprofctl recommend prints raw and learning speed-up per config")
+        def _():
+            p = subprocess.run([os.path.join(BUILDDIR, "tools", "dlprofctl"), "--url", "127.0.0.1:%d" % d.port,
+                                "recommend", "gp-small-noise", "objective=goodput"],
+                               capture_output=True, text=True, timeout=30)
+            assert p.returncode == 0, p.stderr
+            lines = p.stdout.splitlines()
+            assert any(line.startswith("learning speed-up (Pollux goodput): noise scale ") and
+                       line.endswith("ranked by goodput") for line in lines), p.stdout
+            head = [i for i, line in enumerate(lines) if line.startswith("CONFIG ")]
+            assert len(head) == 1 and "LEARNING_SPEEDUP" in lines[head[0]], p.stdout
+            rows = [line.split() for line in lines[head[0] + 1:head[0] + 4]]
+            assert [r[0] for r in rows] == ["batch=32", "batch=128", "batch=512"], p.stdout
+            assert rows[0][4:] == ["1x", "1x"] and rows[2][4].endswith("x") and rows[2][5].endswith("x"), rows
+            assert float(rows[2][4][:-1]) > 1.8 and float(rows[2][5][:-1]) < 0.25, rows
 
         @tap.test("large noise scale: goodput agrees with throughput")
         def _():
