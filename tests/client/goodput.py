@@ -85,6 +85,7 @@ with Daemon() as d:
         assert set(got["grad_batch_small"]) == {16} and set(got["grad_batch_large"]) == {32}, got
         assert set(got["global_batch"]) == {32}, got["global_batch"]
         assert sum(got["grad_sqnorm_small"]) > sum(got["grad_sqnorm_large"]), got
+        assert samples(d, jid, "rank1.grad_sqnorm_small") == [], "rank 1 repeats rank 0's figures"
         gp = goodput_view(d, "goodput-ddp")
         assert gp["noise_scale"] is not None and gp["noise_scale"] > 0, gp
         assert gp["baseline"]["global_batch"] == 32, gp
