@@ -9,18 +9,22 @@
 #ifndef DLPROF_GOODPUT_H
 #define DLPROF_GOODPUT_H
 
-/* Steps of noise figures before the noise scale is taken as known. */
+/* Steps of noise figures before the noise scale may be taken as known ... */
 #define GOODPUT_MIN_STEPS 8
+/* ... and the most its relative standard error may then be. */
+#define GOODPUT_MAX_REL_SE 0.25
 
 /*
- * The unbiased per-step estimates of |G|^2 and tr(Sigma), summed: their
- * ratio is the noise scale (a ratio of averages, since both are noisy and
- * a single step's |G|^2 estimate may even be negative).
+ * The unbiased per-step estimates of |G|^2 and tr(Sigma), their means and
+ * (co)variances (Welford).  phi is the ratio of the means: a ratio of
+ * averages, since both are noisy and one step's |G|^2 estimate may even be
+ * negative.  A single step's estimates are very noisy (the difference of
+ * two close norms), so phi counts as known only once precise.
  */
 struct goodput_noise {
-	double g2_sum;        /* |G|^2 estimates ... */
-	double s_sum;         /* tr(Sigma) estimates ... */
-	long n;               /* ... summed over this many steps */
+	long n;                       /* steps */
+	double mean_g2, mean_s;       /* of the |G|^2 and tr(Sigma) estimates */
+	double m2_g2, m2_s, c_gs;     /* sums of squared deviations and of their products */
 };
 
 /*
@@ -32,9 +36,16 @@ struct goodput_noise {
 int goodput_noise_add(struct goodput_noise *acc, double b, double sq_small, double B, double sq_large);
 
 /*
- * The noise scale phi (> 0), or NAN while it is not known: fewer than
- * GOODPUT_MIN_STEPS steps, or estimates whose sums are not both positive
- * (too noisy yet to say anything).
+ * The estimate of phi so far and its relative standard error (delta
+ * method); -1 when there is none (fewer than 2 steps, or means that are
+ * not both positive).
+ */
+int goodput_noise_estimate(const struct goodput_noise *acc, double *phi, double *rel_se);
+
+/*
+ * The noise scale phi (> 0) to rank by, or NAN while it is not known: fewer
+ * than GOODPUT_MIN_STEPS steps, no estimate, or a relative standard error
+ * above GOODPUT_MAX_REL_SE.
  */
 double goodput_noise_scale(const struct goodput_noise *acc);
 

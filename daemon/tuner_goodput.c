@@ -11,11 +11,19 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
 #include "tuner_internal.h"
+
+/*
+ * Steps of noise figures a workload's jobs wait, giving the tuner no value,
+ * for the noise scale to become precise; beyond, they are ranked by
+ * samples/s until it is.  The bench's jobs needed 64 to 256.
+ */
+#define GOODPUT_WAIT_STEPS 512
 
 /* The figures of one step, as named in client/README.md and docs/API.md. */
 struct step_figures {
@@ -101,8 +109,8 @@ double tuner_goodput_value(struct tuner_job *j, const struct sample *s, int cand
 	}
 	phi = goodput_noise_scale(&gp->noise);
 	if (isnan(phi))
-		/* Unknown efficiency: throughput, except while the first noise figures come in. */
-		return j->gp_noise && gp->noise.n < GOODPUT_MIN_STEPS ? NAN : sps;
+		/* Unknown efficiency: throughput, except while the noise figures that will give it come in. */
+		return j->gp_noise && gp->noise.n < GOODPUT_WAIT_STEPS ? NAN : sps;
 	if (!(m > 0.0))
 		return NAN; /* the job says no global batch: its efficiency cannot be known */
 	return sps * phi / (phi + m);
@@ -172,10 +180,30 @@ static json_t *config_row(const struct tuner_workload *w, const struct tuner_goo
 			 number_or_null(raw), "learning_speedup", number_or_null(learn));
 }
 
+/* Why configs are ranked as they are, into buf. */
+static void ranking_note(const struct goodput_noise *noise, double phi, char *buf, size_t len)
+{
+	double est, rel_se;
+
+	if (!isnan(phi))
+		snprintf(buf, len, "configs are ranked by samples/s x E(M), E(M) = (phi + M0) / (phi + M)");
+	else if (noise->n == 0)
+		snprintf(buf, len, "efficiency unknown: no job reported gradient noise figures, so configs are "
+				   "ranked by samples/s");
+	else if (goodput_noise_estimate(noise, &est, &rel_se) < 0)
+		snprintf(buf, len, "efficiency unknown: the noise scale's estimates are too noisy yet to be positive; "
+				   "configs are ranked by samples/s");
+	else
+		snprintf(buf, len, "efficiency unknown: the noise scale's estimate, %.3g, is not yet precise (relative "
+				   "standard error %.0f%%, at most %.0f%% needed); configs are ranked by samples/s",
+			 est, 100.0 * rel_se, 100.0 * GOODPUT_MAX_REL_SE);
+}
+
 json_t *tuner_goodput_json(const struct tuner_workload *w)
 {
-	double phi = goodput_noise_scale(&w->gp.noise);
-	const char *why, *note;
+	double phi = goodput_noise_scale(&w->gp.noise), est, rel_se;
+	const char *why;
+	char note[320];
 	const struct tuner_goodput_config *base = baseline(w, &why);
 	struct ranked *r = w->gp.nconfigs ? calloc(w->gp.nconfigs, sizeof(*r)) : NULL;
 	json_t *rows = json_array(), *o;
@@ -189,16 +217,14 @@ json_t *tuner_goodput_json(const struct tuner_workload *w)
 	for (i = 0; i < k; i++)
 		json_array_append_new(rows, r[i].row);
 	free(r);
-	if (!isnan(phi))
-		note = "configs are ranked by samples/s x E(M), E(M) = (phi + M0) / (phi + M)";
-	else if (w->gp.noise.n == 0)
-		note = "efficiency unknown: no job reported gradient noise figures, so configs are ranked by samples/s";
-	else
-		note = "efficiency unknown: the noise scale's estimates are not yet enough (too few steps, or too "
-		       "noisy to be positive), so configs are ranked by samples/s";
+	ranking_note(&w->gp.noise, phi, note, sizeof(note));
 	o = json_pack("{s:s, s:o, s:I, s:s, s:s, s:o}", "model", "pollux", "noise_scale", number_or_null(phi),
 		      "noise_steps", (json_int_t)w->gp.noise.n, "ranked_by", isnan(phi) ? "throughput" : "goodput",
 		      "note", note, "configs", rows);
+	json_object_set_new(o, "noise_estimate",
+			    goodput_noise_estimate(&w->gp.noise, &est, &rel_se) == 0
+				    ? json_pack("{s:f, s:f}", "value", est, "rel_se", rel_se)
+				    : json_null());
 	json_object_set_new(o, "baseline",
 			    base ? json_pack("{s:o, s:f, s:f, s:s}", "config", knobs_config_json(&w->sp, base->cand),
 					     "global_batch", base->global_batch, "samples_per_s",

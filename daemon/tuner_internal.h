@@ -149,9 +149,9 @@ void tuner_goodput_step(struct tuner_job *j, const struct sample *const *s, size
  * The goodput of one whole-job sample measured under cand: samples/s x
  * phi / (phi + M), the efficiency against the smallest batches, which ranks
  * configs as (phi + M0) / (phi + M) does for any baseline M0.  Plain
- * samples/s while the workload has no noise scale and the job reports no
- * noise figures; NAN for other samples, and while a job that reports them
- * waits for the noise scale.
+ * samples/s while the workload has no precise noise scale, unless the job
+ * reports noise figures and the workload has had fewer than
+ * GOODPUT_WAIT_STEPS of them (then NAN: it waits); NAN for other samples.
  */
 double tuner_goodput_value(struct tuner_job *j, const struct sample *s, int cand);
 /* The workload's goodput view (noise scale, baseline, per config raw and learning speed-up). */

@@ -28,10 +28,10 @@ SPS = {32: 600.0, 128: 900.0, 512: 1200.0}
 G2 = 4.0
 
 
-def step_samples(t, batch, trace, rng):
+def step_samples(t, batch, trace, rng, noise):
     """One step's samples: throughput, global batch, and the norms of b = batch/4 and B = batch."""
     b, big = batch / 4.0, float(batch)
-    noisy = lambda v: v * (1.0 + rng.gauss(0.0, 0.05))  # noqa: E731
+    noisy = lambda v: v * (1.0 + rng.gauss(0.0, noise))  # noqa: E731
     return [{"t": t, "name": "samples_per_s", "value": noisy(SPS[batch])},
             {"t": t, "name": "global_batch", "value": big},
             {"t": t, "name": "grad_batch_small", "value": b},
@@ -40,7 +40,7 @@ def step_samples(t, batch, trace, rng):
             {"t": t, "name": "grad_sqnorm_large", "value": noisy(G2 + trace / big)}]
 
 
-def run_job(d, rng, t, workload, objective, trace, steps=360, per_batch=10):
+def run_job(d, rng, t, workload, objective, trace, noise, steps=360, per_batch=10):
     """One job following the daemon's batch; returns (the batches it ran, the time after it)."""
     job = d.register(workload, knobs=KNOBS, objective=objective)
     config = job["config"]
@@ -49,7 +49,7 @@ def run_job(d, rng, t, workload, objective, trace, steps=360, per_batch=10):
         samples = []
         for _ in range(per_batch):
             t += 0.5
-            samples += step_samples(t, config["batch"], trace, rng)
+            samples += step_samples(t, config["batch"], trace, rng, noise)
         ran.add(config["batch"])
         status, _, body = d.post("/api/v1/jobs/%d/metrics" % job["id"], {"samples": samples, "config": config})
         assert status == 200, (status, body)
@@ -59,11 +59,11 @@ def run_job(d, rng, t, workload, objective, trace, steps=360, per_batch=10):
     return ran, t
 
 
-def learn(d, rng, t, workload, objective, trace):
-    """Jobs until the workload has measured every batch (at most 4 jobs)."""
+def learn(d, rng, t, workload, objective, trace, noise=0.05):
+    """Jobs until the workload has measured every batch (at most 4 jobs); noise: of each figure, relative."""
     seen = set()
     for _ in range(4):
-        ran, t = run_job(d, rng, t, workload, objective, trace)
+        ran, t = run_job(d, rng, t, workload, objective, trace, noise)
         seen |= ran
         if seen == set(BATCHES):
             break
@@ -90,7 +90,9 @@ def main():
         # Noise scale 20: E(128) = 52/148, E(512) = 52/532 against batch 32.
         t = learn(d, rng, t, "gp-small-noise", "goodput", 20.0 * G2)
         t = learn(d, rng, t, "gp-small-noise", "throughput", 20.0 * G2)
-        t = learn(d, rng, t, "gp-large-noise", "goodput", 1e5 * G2)
+        # Noise scale 5000: E(512) = 0.91, and 1200 x 0.91 still beats 900 x 0.98.  |G|^2 is then a
+        # small difference of large norms: with the 5% noise of the others it could not be resolved.
+        t = learn(d, rng, t, "gp-large-noise", "goodput", 5000.0 * G2, noise=0.01)
 
         @tap.test("small noise scale: goodput ranks larger batches below throughput's order")
         def _():
@@ -133,7 +135,7 @@ def main():
         @tap.test("large noise scale: goodput agrees with throughput")
         def _():
             gp = view(d, "gp-large-noise", "goodput")["goodput"]
-            assert gp["noise_scale"] > 1e4, gp
+            assert gp["ranked_by"] == "goodput" and 4000 < gp["noise_scale"] < 6000, gp
             assert [r["config"]["batch"] for r in gp["configs"]] == [512, 128, 32], gp["configs"]
             assert recommend(d, "gp-large-noise", "goodput")["config"]["batch"] == 512
 
