@@ -243,9 +243,11 @@ function goodputCard(gp) {
 	const keys = [...varying(rows.map((r) => ({ config: obj(r.config) || {} })))];
 	const shown = (cfg) => fmt.config(cfg, keys.length ? keys : undefined);
 	const base = obj(gp.baseline) || {};
+	const est = obj(gp.noise_estimate);
+	const estText = est ? `, estimate ${fmt.num(est.value)} ± ${fmt.pct(est.rel_se)}` : '';
 	return card('Learning speed-up (goodput)', facts([
-		['Noise scale φ', Number.isFinite(gp.noise_scale) ? `${fmt.num(gp.noise_scale)} (from ${fmt.num(gp.noise_steps)} steps)`
-			: `unknown (${fmt.num(gp.noise_steps)} steps of noise figures)`],
+		['Noise scale φ', Number.isFinite(gp.noise_scale) ? `${fmt.num(gp.noise_scale)} ± ${fmt.pct(est && est.rel_se)} (from ${fmt.num(gp.noise_steps)} steps)`
+			: `unknown (${fmt.num(gp.noise_steps)} steps of noise figures${estText})`],
 		['Ranked by', gp.ranked_by === 'goodput' ? 'samples/s × efficiency E(M) = (φ + M₀) / (φ + M)' : 'samples/s: the efficiency is unknown'],
 		['Baseline', base.config ? `${shown(obj(base.config))}, global batch M₀ ${fmt.num(base.global_batch)} (${base.why})` : base.why],
 	]), gp.ranked_by === 'goodput' ? null : h('p', { class: 'muted' }, gp.note || ''),
