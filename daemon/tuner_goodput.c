@@ -101,7 +101,12 @@ double tuner_goodput_value(struct tuner_job *j, const struct sample *s, int cand
 	}
 	if (!(sps >= 0.0) || !isfinite(sps))
 		return NAN;
-	if (cand >= 0 && (c = config_get(gp, cand))) {
+	if (cand != j->gp_cand || j->gp_on == 0) {
+		j->gp_cand = cand;
+		j->gp_on = 0;
+	}
+	/* As the trials do, the first steps of a run of a config are warm-up, not its speed. */
+	if (++j->gp_on > TRIAL_WARMUP_START && cand >= 0 && (c = config_get(gp, cand))) {
 		c->sps_sum += sps;
 		c->n++;
 		if (m > 0.0)

@@ -80,7 +80,7 @@ struct tuner_goodput_config {
 	int cand;                     /* top-level candidate */
 	double global_batch;          /* M: the latest the config reported */
 	double sps_sum;               /* samples_per_s summed ... */
-	long n;                       /* ... over this many steps */
+	long n;                       /* ... over this many steps, each run's first TRIAL_WARMUP_START left out */
 };
 
 struct tuner_goodput {
@@ -131,6 +131,8 @@ struct tuner_job {
 	int far_below;                /* consecutive steps of the proposal far below the best */
 	bool has_sps;                 /* reports samples_per_s (step_time_s is then ignored) */
 	double gp_batch;              /* goodput: the global batch of its latest step; 0: not reported */
+	int gp_cand;                  /* goodput: the config of its latest steps ... */
+	long gp_on;                   /* ... and how many in a row (the first are warm-up) */
 	bool gp_noise;                /* goodput: it reports gradient noise figures */
 	json_t *answer;               /* the config last answered */
 	struct tuner_job_phase phases[TUNER_MAX_PHASES];

@@ -17,10 +17,10 @@ import dlprof
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=150)
-    ap.add_argument("--hidden", type=int, default=1024, help="the MLP's width: steps long enough for the "
+    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--hidden", type=int, default=512, help="the MLP's width: steps long enough for the "
                     "daemon to answer several times a job")
-    ap.add_argument("--micro", type=int, default=4)
+    ap.add_argument("--micro", type=int, default=8)
     ap.add_argument("--batches", default="32,512", help="the values of the batch knob; the first is the default")
     ap.add_argument("--workload", default="goodput-mlp")
     ap.add_argument("--out", required=True)
