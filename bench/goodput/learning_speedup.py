@@ -72,8 +72,9 @@ def report_run(url, run, objective, knobs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--builddir", default=os.environ.get("DLPROF_BUILDDIR", os.path.join(SRC, "build", "asan")))
-    ap.add_argument("--target", type=float, default=2.0, help="held-out loss to reach")
+    ap.add_argument("--target", type=float, default=1.8, help="held-out loss to reach")
     ap.add_argument("--max-seconds", type=float, default=30.0, help="training seconds a run may take")
+    ap.add_argument("--eval-seconds", type=float, default=0.5, help="training seconds between held-out losses")
     ap.add_argument("--results", help="write the table here as Markdown")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="dlprof-goodput-bench-")
@@ -81,7 +82,8 @@ def main():
     for m in BATCHES:
         out = os.path.join(work, "run%d.json" % m)
         subprocess.run([PY, os.path.join(HERE, "train.py"), "--batch", str(m), "--target", str(args.target),
-                        "--max-seconds", str(args.max_seconds), "--out", out], check=True)
+                        "--max-seconds", str(args.max_seconds), "--eval-seconds", str(args.eval_seconds),
+                        "--out", out], check=True)
         with open(out) as f:
             runs[m] = json.load(f)
         runs[m]["to_target"] = time_to_target(runs[m]["history"], args.target)

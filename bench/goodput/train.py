@@ -116,7 +116,7 @@ def main():
     ap.add_argument("--batch", type=int, required=True, help="global batch (2 ranks: half each)")
     ap.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate, the same for every batch")
     ap.add_argument("--target", type=float, default=0.0, help="stop once the held-out loss is at most this")
-    ap.add_argument("--eval-seconds", type=float, default=1.0, help="training seconds between held-out losses")
+    ap.add_argument("--eval-seconds", type=float, default=0.5, help="training seconds between held-out losses")
     ap.add_argument("--max-seconds", type=float, default=30.0, help="training seconds at most")
     ap.add_argument("--out", required=True)
     ap.add_argument("--rank-of-child", action="store_true", help=argparse.SUPPRESS)
