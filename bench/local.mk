@@ -34,7 +34,8 @@ bench_peers_cluster_load_SOURCES = bench/peers/cluster_load.c daemon/cluster_sql
 bench_peers_cluster_load_CFLAGS = $(AM_CFLAGS) $(PQ_CFLAGS) -I$(top_srcdir)/daemon
 bench_peers_cluster_load_LDADD = $(PQ_LIBS) -lm
 
-EXTRA_DIST += bench/run bench/cluster bench/README.md bench/RESULTS.md
+EXTRA_DIST += bench/run bench/cluster bench/README.md bench/RESULTS.md \
+	bench/goodput/README.md bench/goodput/train.py bench/goodput/learning_speedup.py
 
 .PHONY: bench bench-peers
 bench-peers: $(BENCH_PEERS)

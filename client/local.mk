@@ -14,12 +14,14 @@ EXTRA_DIST += \
 	client/python/dlprof/_apply.py \
 	client/python/dlprof/_buffer.py \
 	client/python/dlprof/_dist.py \
+	client/python/dlprof/_noise.py \
 	client/python/dlprof/_reporter.py \
 	client/python/dlprof/_session.py \
 	client/python/dlprof/_transport.py \
 	tests/client/clientlib.py \
 	tests/client/torch_job.py \
-	tests/client/dist_job.py
+	tests/client/dist_job.py \
+	tests/client/goodput_job.py
 
 CLIENT_TESTS = \
 	tests/client/session.py \
@@ -28,6 +30,7 @@ CLIENT_TESTS = \
 	tests/client/threads.py \
 	tests/client/torch_e2e.py \
 	tests/client/dist.py \
+	tests/client/goodput.py \
 	tests/client/curl_recipe.py \
 	tests/client/pip_install.py
 

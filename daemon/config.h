@@ -33,7 +33,7 @@ enum read_access {
 /* What the tuner maximises for a workload (a job's "objective", recommend's objective=). */
 enum objective {
 	OBJECTIVE_THROUGHPUT,   /* samples (or steps) per second */
-	OBJECTIVE_GOODPUT,      /* loss decrease per second */
+	OBJECTIVE_GOODPUT,      /* samples/s x statistical efficiency (Pollux; tuner_goodput.c) */
 	OBJECTIVE_EFFICIENCY,   /* throughput per allocated core or GPU */
 };
 

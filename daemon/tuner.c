@@ -308,6 +308,7 @@ static void workload_free(struct tuner_workload *w)
 	for (i = 0; i < w->npools; i++)
 		free(w->pools[i].config);
 	free(w->pools);
+	tuner_goodput_free(&w->gp);
 	json_decref(w->params);
 	json_decref(w->declared);
 	tuner_other_free(w->other);
@@ -738,16 +739,8 @@ static double job_step_value(struct tuner_job *j, const struct sample *s, int ca
 	enum objective obj = j->w->objective;
 	double v = NAN;
 
-	if (obj == OBJECTIVE_GOODPUT) {
-		if (strcmp(s->name, "loss") != 0)
-			return NAN;
-		if (j->has_loss && s->t > j->last_loss_t)
-			v = (j->last_loss - s->value) / (s->t - j->last_loss_t);
-		j->has_loss = true;
-		j->last_loss = s->value;
-		j->last_loss_t = s->t;
-		return v;
-	}
+	if (obj == OBJECTIVE_GOODPUT)
+		return tuner_goodput_value(j, s, cand);
 	if (strcmp(s->name, "samples_per_s") == 0) {
 		j->has_sps = true;
 		v = s->value;
@@ -830,6 +823,8 @@ static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
 	for (i = 0; i < n; i = end) {
 		/* One step: the samples that share its time. */
 		double value = NAN, step_time = 0.0, phases = 0.0;
+		if (j->w->objective == OBJECTIVE_GOODPUT)
+			tuner_goodput_step(j, order + i, n - i);
 		for (end = i; end < n && order[end]->t == order[i]->t; end++) {
 			const struct sample *x = order[end];
 			struct tuner_job_phase *jp;

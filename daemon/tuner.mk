@@ -8,13 +8,14 @@ TUNER_SOURCES = \
 	daemon/tuner_plan.c \
 	daemon/tuner.c daemon/tuner.h daemon/tuner_internal.h \
 	daemon/tuner_view.c daemon/tuner_cache.c daemon/tuner_other.c \
+	daemon/goodput.c daemon/goodput.h daemon/tuner_goodput.c \
 	daemon/store_tuner.c daemon/store_tuner.h \
 	daemon/api_workloads.c
 
 # Unit tests of the pure parts and of the tuner over a real store.
 if HAVE_CMOCKA
 TUNER_TESTS = tests/unit/test_tuner_knobs tests/unit/test_tuner_learner tests/unit/test_tuner \
-	tests/unit/test_tuner_other
+	tests/unit/test_tuner_other tests/unit/test_goodput
 check_PROGRAMS += $(TUNER_TESTS)
 TESTS += $(TUNER_TESTS)
 tests_unit_test_tuner_knobs_SOURCES = tests/unit/test_tuner_knobs.c
@@ -23,6 +24,9 @@ tests_unit_test_tuner_knobs_LDADD = $(UNIT_LDADD)
 tests_unit_test_tuner_learner_SOURCES = tests/unit/test_tuner_learner.c
 tests_unit_test_tuner_learner_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tuner_learner_LDADD = $(UNIT_LDADD)
+tests_unit_test_goodput_SOURCES = tests/unit/test_goodput.c
+tests_unit_test_goodput_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_goodput_LDADD = $(UNIT_LDADD)
 tests_unit_test_tuner_SOURCES = tests/unit/test_tuner.c
 tests_unit_test_tuner_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tuner_LDADD = $(UNIT_LDADD)
@@ -34,6 +38,10 @@ endif
 # A job driven through the HTTP API learns a surface it never saw; restarts keep it.
 TESTS += tests/integration/test_tuner.py
 EXTRA_DIST += tests/integration/test_tuner.py
+
+# objective=goodput through the API: noise figures in, raw and learning speed-up out.
+TESTS += tests/integration/test_goodput.py
+EXTRA_DIST += tests/integration/test_goodput.py
 
 # The tuner benchmark (bench/tuner/README.md): run by hand with `make bench-tuner`,
 # never by `make check`.  It links the tuner's pure sources directly.

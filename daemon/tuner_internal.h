@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "goodput.h"
 #include "knobs.h"
 #include "node.h"
 #include "tuner.h"
@@ -73,6 +74,25 @@ struct tuner_pool {
 	struct learner_stats stale;   /* before it */
 };
 
+/*
+ * What objective=goodput knows of a workload (tuner_goodput.c): its
+ * gradient noise scale and, per config measured, the global batch and the
+ * raw throughput, so the view can show raw and learning speed-up.  In
+ * memory only: after a restart it is measured again from the next steps.
+ */
+struct tuner_goodput_config {
+	int cand;                     /* top-level candidate */
+	double global_batch;          /* M: the latest the config reported */
+	double sps_sum;               /* samples_per_s summed ... */
+	long n;                       /* ... over this many steps, each run's first TRIAL_WARMUP_START left out */
+};
+
+struct tuner_goodput {
+	struct goodput_noise noise;
+	struct tuner_goodput_config *configs;
+	size_t nconfigs, cap;         /* at most TUNER_MAX_PLANS configs */
+};
+
 struct tuner_workload {
 	int64_t id;                   /* workloads.id; 0 until a job of it is seen */
 	char name[TUNER_NAME_MAX];
@@ -88,6 +108,7 @@ struct tuner_workload {
 	double kappa_sum;             /* objective x step time (x resources for efficiency), summed ... */
 	long kappa_n;                 /* ... over this many steps: turns a value into a step time */
 	struct tuner_other *other;    /* what another hardware class measured of it (tuner_other.c); NULL: nothing */
+	struct tuner_goodput gp;      /* objective=goodput only */
 	struct tuner_workload *next;
 };
 
@@ -114,13 +135,35 @@ struct tuner_job {
 	long cut_trials;              /* proposals cut short as clearly worse */
 	int far_below;                /* consecutive steps of the proposal far below the best */
 	bool has_sps;                 /* reports samples_per_s (step_time_s is then ignored) */
-	bool has_loss;
-	double last_loss, last_loss_t;
+	double gp_batch;              /* goodput: the global batch of its latest step; 0: not reported */
+	int gp_cand;                  /* goodput: the config of its latest steps ... */
+	long gp_on;                   /* ... and how many in a row (the first are warm-up) */
+	bool gp_noise;                /* goodput: it reports gradient noise figures */
 	json_t *answer;               /* the config last answered */
 	struct tuner_job_phase phases[TUNER_MAX_PHASES];
 	int nphases;
 	struct tuner_job *next;
 };
+
+/* ---- objective=goodput (tuner_goodput.c) ---- */
+
+/*
+ * Notes the goodput figures of the step that starts at s[0] (the samples
+ * up to the first of another time): its global batch and gradient norms.
+ */
+void tuner_goodput_step(struct tuner_job *j, const struct sample *const *s, size_t n);
+/*
+ * The goodput of one whole-job sample measured under cand: samples/s x
+ * phi / (phi + M), the efficiency against the smallest batches, which ranks
+ * configs as (phi + M0) / (phi + M) does for any baseline M0.  Plain
+ * samples/s while the workload has no precise noise scale, unless the job
+ * reports noise figures and the workload has had fewer than
+ * GOODPUT_WAIT_STEPS of them (then NAN: it waits); NAN for other samples.
+ */
+double tuner_goodput_value(struct tuner_job *j, const struct sample *s, int cand);
+/* The workload's goodput view (noise scale, baseline, per config raw and learning speed-up). */
+json_t *tuner_goodput_json(const struct tuner_workload *w);
+void tuner_goodput_free(struct tuner_goodput *gp);
 
 /* Rendered recommend answers (tuner_cache.c); bounded: 64 x (1 KiB key + 16 KiB body) at most. */
 #define TUNER_CACHE_SLOTS 64

@@ -17,7 +17,7 @@
 static const char *unit_of(enum objective objective)
 {
 	if (objective == OBJECTIVE_GOODPUT)
-		return "loss decrease/s";
+		return "samples/s x phi/(phi+M)";
 	if (objective == OBJECTIVE_EFFICIENCY)
 		return "samples/s per core or GPU";
 	return "samples/s";
@@ -238,6 +238,8 @@ json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params,
 	ph0 = w ? tuner_phase_get(w, "", false) : NULL;
 	if (ph0 && ph0->l->ntrials > 0)
 		rec = recommend_learned(t, w, ph0);
+	if (rec && w->objective == OBJECTIVE_GOODPUT)
+		json_object_set_new(rec, "goodput", tuner_goodput_json(w));
 	if (!rec && (o = tuner_similar(t, w, name, canon, tuner_objective(obj))))
 		rec = recommend_similar(t, o, obj);
 	if (!rec && ph0 && !tuner_has_trials(w))
@@ -488,6 +490,8 @@ static json_t *workload_detail(struct tuner *t, struct tuner_workload *w)
 	json_object_set_new(o, "tried", tried_list(w));
 	json_object_set_new(o, "predicted", predicted_list(t, w));
 	plans_view(t, w, o);
+	if (w->objective == OBJECTIVE_GOODPUT)
+		json_object_set_new(o, "goodput", tuner_goodput_json(w));
 	return o;
 }
 

@@ -21,6 +21,7 @@
 
 #include "ctl_cluster.h"
 #include "ctl_format.h"
+#include "ctl_goodput.h"
 #include "ctl_report.h"
 #include "ctl_http.h"
 #include "ctl_run.h"
@@ -641,6 +642,7 @@ static int cmd_recommend(const struct ctl *c, const char *workload, char **kv, i
 			ctl_table_free(&t);
 		}
 	}
+	ctl_print_goodput(stdout, json_object_get(rec, "goodput"));
 	json_decref(rec);
 	return CTL_EXIT_OK;
 }

@@ -9,6 +9,7 @@ tools_dlprofctl_SOURCES = \
 	tools/ctl_table.c tools/ctl_table.h \
 	tools/ctl_format.c tools/ctl_format.h \
 	tools/ctl_report.c tools/ctl_report.h \
+	tools/ctl_goodput.c tools/ctl_goodput.h \
 	tools/ctl_run.c tools/ctl_run.h \
 	tools/ctl_cluster.c tools/ctl_cluster.h
 tools_dlprofctl_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)

@@ -48,6 +48,7 @@ TESTS += \
 	tests/browser/diagnosis.mjs \
 	tests/browser/live.mjs \
 	tests/browser/ranks.mjs \
+	tests/browser/goodput.mjs \
 	tests/browser/cluster.mjs
 EXTRA_DIST += \
 	tests/browser/static.mjs \
@@ -56,6 +57,7 @@ EXTRA_DIST += \
 	tests/browser/diagnosis.mjs \
 	tests/browser/live.mjs \
 	tests/browser/ranks.mjs \
+	tests/browser/goodput.mjs \
 	tests/browser/cluster.mjs \
 	tests/browser/lib/tap.mjs \
 	tests/browser/lib/harness.mjs \

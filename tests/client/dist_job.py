@@ -55,10 +55,10 @@ def rank_main(rank, world, args, out_dir):
     # --threads fixes the layout: the daemon may not change the threads per rank.
     knobs = {"intra_threads": {"values": [args.threads]}} if args.threads else None
     with dlprof.session(workload=args.workload, params={"width": args.width, "batch": args.batch},
-                        interval=0.3, knobs=knobs) as s:
+                        interval=0.3, knobs=knobs, objective="goodput" if args.noise else None) as s:
         if args.ddp:
             model = torch.nn.parallel.DistributedDataParallel(model)
-            model.register_comm_hook(None, s.ddp_comm_hook())
+            model.register_comm_hook(None, s.ddp_comm_hook(noise_scale=args.noise))
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         slow_data = args.cause == "data" and rank == args.slow
         text = json.dumps([[0.5] * args.width] * args.batch) if slow_data else None
@@ -105,6 +105,8 @@ def main():
     ap.add_argument("--decode", type=int, default=6, help="times the slow rank decodes its batch (data)")
     ap.add_argument("--pin", action="store_true", help="bind rank r to CPU r mod the CPUs")
     ap.add_argument("--ddp", action="store_true")
+    ap.add_argument("--noise", action="store_true",
+                    help="with --ddp: objective goodput, the hook measures the gradient noise figures")
     ap.add_argument("--spawn", action="store_true")
     ap.add_argument("--launched", action="store_true",
                     help="this process is one rank a launcher started (RANK, WORLD_SIZE set): run it")

@@ -4,7 +4,8 @@
  * best, persist it across a reopen, never get a config that cannot run, get
  * per-phase settings, keep exploration within its budget once confident,
  * learn the same whatever the replay speed or the order inside a batch,
- * notice a drift, start from a similar workload, and learn goodput.
+ * notice a drift, start from a similar workload, and rank by goodput
+ * (throughput x statistical efficiency) where jobs report gradient noise.
  * Trials are kept pooled per phase and config, and read back the same.
  * Cached recommend answers read as fresh ones, go stale on any change and
  * stay within their bound.
@@ -488,31 +489,109 @@ static void test_similar_workload_warm_start(void **state)
 	json_decref(rec);
 }
 
-static void test_goodput_objective(void **state)
+/* A runtime batch knob: the larger batch has the higher throughput. */
+#define GOODPUT_KNOBS "{\"intra_threads\":{\"values\":[2]},\"interop_threads\":{\"values\":[1]}," \
+		      "\"gpus\":{\"values\":[0]},\"batch\":{\"values\":[32,512],\"default\":32,\"runtime\":true}}"
+
+/*
+ * Runs a job of workload name under objective for 60 batches of 10 steps:
+ * samples/s 600 at batch 32 and 1000 at batch 512 (2% noise), the global
+ * batch, and, with_noise, gradient norms of |G|^2 = 4 and
+ * tr(Sigma) = 100 (noise scale 25) from a quarter of the batch and all of
+ * it.  Returns the batch the job runs at the end.
+ */
+static long run_batch_job(struct fixture *f, const char *name, const char *objective, bool with_noise)
 {
-	struct fixture *f = *state;
-	struct sample s[10];
-	json_t *config;
-	double t = 100.0, loss = 10.0;
+	struct sample s[10 * 6];
+	json_t *config, *next;
+	double t = 100.0;
+	unsigned seed = 3;
+	long batch = 0;
 	int64_t id;
 	int b, i;
 
-	open_all(f, false);
-	config = start_job(f, "gp", NULL, "goodput", "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
-	for (b = 0; b < 80; b++) {
-		json_t *next;
+	config = start_job(f, name, NULL, objective, GOODPUT_KNOBS, &id);
+	for (b = 0; b < 60; b++) {
+		size_t n = 0;
+		double m = (double)knob(config, "batch");
 		for (i = 0; i < 10; i++) {
-			/* Loss falls fastest per second at 3 threads. */
 			t += 1.0;
-			loss -= peak3(config) / 1000.0;
-			s[i] = (struct sample){.job_id = id, .t = t, .name = "loss", .value = loss};
+			s[n++] = (struct sample){.job_id = id, .t = t, .name = "samples_per_s",
+						 .value = (m > 32 ? 1000.0 : 600.0) * (1.0 + noise(&seed, 0.02))};
+			s[n++] = (struct sample){.job_id = id, .t = t, .name = "global_batch", .value = m};
+			if (!with_noise)
+				continue;
+			s[n++] = (struct sample){.job_id = id, .t = t, .name = "grad_batch_small", .value = m / 4};
+			s[n++] = (struct sample){.job_id = id, .t = t, .name = "grad_sqnorm_small", .value = 4.0 + 100.0 / (m / 4)};
+			s[n++] = (struct sample){.job_id = id, .t = t, .name = "grad_batch_large", .value = m};
+			s[n++] = (struct sample){.job_id = id, .t = t, .name = "grad_sqnorm_large", .value = 4.0 + 100.0 / m};
 		}
-		next = tuner_job_observe(f->t, id, s, 10, config);
+		next = tuner_job_observe(f->t, id, s, n, config);
 		json_decref(config);
 		config = next;
 	}
-	assert_int_equal(knob(config, "intra_threads"), 3);
+	batch = knob(config, "batch");
 	json_decref(config);
+	tuner_job_end(f->t, id);
+	return batch;
+}
+
+/* The config of a goodput view's row with that batch. */
+static const json_t *goodput_row(const json_t *gp, long batch)
+{
+	const json_t *row;
+	size_t i;
+
+	json_array_foreach(json_object_get(gp, "configs"), i, row)
+		if (knob(json_object_get(row, "config"), "batch") == batch)
+			return row;
+	fail_msg("no goodput row for batch %ld", batch);
+	return NULL;
+}
+
+static void test_goodput_objective(void **state)
+{
+	struct fixture *f = *state;
+	const json_t *gp, *big, *small;
+	json_t *w;
+
+	open_all(f, false);
+	/* Small noise scale (25): batch 512 is 1.67x faster but each sample is worth 57/537 of one at 32. */
+	assert_int_equal(run_batch_job(f, "gp", "goodput", true), 32);
+	assert_int_equal(run_batch_job(f, "gp", NULL, true), 512);
+	w = tuner_workload(f->t, "gp", NULL, "goodput");
+	gp = json_object_get(w, "goodput");
+	assert_non_null(gp);
+	assert_float_equal(json_real_value(json_object_get(gp, "noise_scale")), 25.0, 1e-6);
+	assert_string_equal(json_string_value(json_object_get(gp, "ranked_by")), "goodput");
+	assert_int_equal(knob(json_object_get(json_object_get(gp, "baseline"), "config"), "batch"), 32);
+	big = goodput_row(gp, 512);
+	small = goodput_row(gp, 32);
+	assert_float_equal(json_real_value(json_object_get(big, "efficiency")), 57.0 / 537.0, 1e-9);
+	assert_true(json_real_value(json_object_get(big, "raw_speedup")) > 1.5);
+	assert_true(json_real_value(json_object_get(big, "learning_speedup")) < 0.2);
+	assert_float_equal(json_real_value(json_object_get(small, "learning_speedup")), 1.0, 1e-9);
+	/* Ranked by learning speed-up: the small batch first. */
+	assert_ptr_equal(json_array_get(json_object_get(gp, "configs"), 0), small);
+	json_decref(w);
+}
+
+/* A goodput workload whose jobs report no noise figures is ranked by throughput, and says so. */
+static void test_goodput_without_noise_is_throughput(void **state)
+{
+	struct fixture *f = *state;
+	const json_t *gp;
+	json_t *w;
+
+	open_all(f, false);
+	assert_int_equal(run_batch_job(f, "gp-plain", "goodput", false), 512);
+	w = tuner_workload(f->t, "gp-plain", NULL, "goodput");
+	gp = json_object_get(w, "goodput");
+	assert_true(json_is_null(json_object_get(gp, "noise_scale")));
+	assert_string_equal(json_string_value(json_object_get(gp, "ranked_by")), "throughput");
+	assert_true(json_is_null(json_object_get(goodput_row(gp, 512), "learning_speedup")));
+	assert_true(json_real_value(json_object_get(goodput_row(gp, 512), "raw_speedup")) > 1.5);
+	json_decref(w);
 }
 
 static void test_job_known_after_restart(void **state)
@@ -1031,6 +1110,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pools_bounded_and_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_similar_workload_warm_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goodput_objective, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_goodput_without_noise_is_throughput, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_known_after_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workload_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_cache_same_as_fresh, setup, teardown),

@@ -35,7 +35,9 @@ def session(workload=None, params=None, url=None, socket=None, knobs=None, objec
     socket     the daemon's Unix socket (default: DLPROF_SOCKET, else
                /run/dlprofd/dlprofd.sock when it exists); wins over url
     knobs      the knobs the job declares, e.g. {"intra_threads": {"min": 1, "max": 8}}
-    objective  "throughput" (default), "goodput" or "efficiency"
+    objective  "throughput" (default), "goodput" (samples/s x statistical
+               efficiency; see Session.ddp_comm_hook and micro_batch) or
+               "efficiency"
 
     options: interval (seconds between flushes, 1.0), timeout (seconds per
     request, 2.0), end_job (end the job on exit; default: when this session

@@ -19,7 +19,8 @@ import threading
 NAME_RE = re.compile(r"[a-z0-9_.]{1,64}\Z")
 
 # Names the session computes itself; a user metric may not take them.
-RESERVED = frozenset(("samples_per_s", "step_time_s", "phase_time_s", "loss", "comm_wait_s"))
+RESERVED = frozenset(("samples_per_s", "step_time_s", "phase_time_s", "loss", "comm_wait_s", "global_batch",
+                      "grad_batch_small", "grad_sqnorm_small", "grad_batch_large", "grad_sqnorm_large"))
 
 
 def valid_name(name):

@@ -188,15 +188,19 @@ class CommTimer:
 
     # ---- DistributedDataParallel ----
 
-    def ddp_comm_hook(self, process_group=None):
+    def ddp_comm_hook(self, process_group=None, norms=None):
         """
         A communication hook for model.register_comm_hook(None, hook): the
         default all-reduce (sum, divided by the world size), with the time
         from the step's last bucket handed over to the completion of the
-        last one taken as the step's wait.
+        last one taken as the step's wait.  With norms (a _noise.RankNorms),
+        each bucket also gives its squared norm before the all-reduce,
+        summed over the ranks by a 1-element all-reduce issued beside the
+        bucket's, and its squared norm after.
         """
         timer = self
         dist = sys.modules["torch.distributed"]
+        torch = sys.modules["torch"]
         original = timer._wrapped.get("all_reduce", dist.all_reduce)
 
         def hook(state, bucket):
@@ -206,13 +210,26 @@ class CommTimer:
             entry = [time.perf_counter(), None]
             with timer._lock:
                 timer._buckets.append(entry)
-            fut = original(tensor, group=group, async_op=True).get_future()
+            if norms is None:
+                fut = original(tensor, group=group, async_op=True).get_future()
 
-            def finish(f):
+                def finish(f):
+                    entry[1] = time.perf_counter()
+                    return f.value()[0].div_(world)
+
+                return fut.then(finish)
+            local = torch.linalg.vector_norm(tensor, dtype=torch.float64).square().reshape(1)
+            both = torch.futures.collect_all([original(local, group=group, async_op=True).get_future(),
+                                              original(tensor, group=group, async_op=True).get_future()])
+
+            def finish_with_norms(f):
                 entry[1] = time.perf_counter()
-                return f.value()[0].div_(world)
+                local_summed, reduced = (x.value()[0] for x in f.value())
+                reduced.div_(world)
+                norms.add(local_summed[0], torch.linalg.vector_norm(reduced, dtype=torch.float64).square(), world)
+                return reduced
 
-            return fut.then(finish)
+            return both.then(finish_with_norms)
 
         return hook
 

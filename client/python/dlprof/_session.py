@@ -23,6 +23,7 @@ import weakref
 from ._apply import Applier, threads_for
 from ._buffer import RESERVED, Buffer, as_value, valid_label, valid_name
 from ._dist import CommTimer, detect, from_torch
+from ._noise import MicroBatchNorms, RankNorms
 from ._reporter import Reporter, slurm_external_id
 from ._transport import Transport, resolve_endpoint
 
@@ -123,6 +124,8 @@ class Session:
         self._place = (rank, world_size, local_rank)   # as the job said it, or Nones
         self.dist = None                   # {rank, world_size, ...} in a distributed job
         self._comm = CommTimer()
+        self._rank_norms = None            # RankNorms once the DDP hook measures them
+        self._micro_norms = None           # MicroBatchNorms once micro_batch() is called
 
     # ---- public ----
 
@@ -147,24 +150,58 @@ class Session:
         """This process's rank in a distributed job, or None."""
         return self.dist["rank"] if self.dist else None
 
-    def ddp_comm_hook(self):
+    def ddp_comm_hook(self, noise_scale=False):
         """
         A hook for DistributedDataParallel.register_comm_hook(None, hook): the
         default all-reduce, timed, so each step reports how long the rank
-        waited for the others (comm_wait_s).
+        waited for the others (comm_wait_s).  With noise_scale=True it also
+        measures the gradient noise figures of objective=goodput (the
+        rank's local gradient norm and the all-reduced one; see
+        dlprof._noise), for step(samples=...) to report.
         """
-        return self._comm.ddp_comm_hook()
+        if noise_scale and self._rank_norms is None:
+            self._rank_norms = RankNorms()
+        return self._comm.ddp_comm_hook(norms=self._rank_norms if noise_scale else None)
+
+    def micro_batch(self, params, samples):
+        """
+        One process with gradient accumulation: call after each micro-batch's
+        backward (before the optimizer steps and zeroes the gradients) with
+        the model's parameters (or the model) and the micro-batch's sample
+        count.  The next step() reports the gradient noise figures of
+        objective=goodput from the step's micro-batches (at least two, of
+        equal size; see dlprof._noise).  Keeps one copy of the gradients.
+        """
+        if not self._active():
+            return
+        if self.dist is not None:
+            # The last micro-batch's backward all-reduces: its .grad is no longer the rank's own.
+            self._bad("micro_batch", "micro_batch() is for one process; in a distributed job use "
+                      "ddp_comm_hook(noise_scale=True)")
+            return
+        n = as_value(samples)
+        if n is None or n <= 0:
+            self._bad("micro_batch", "micro_batch samples=%r is not a positive count" % (samples,))
+            return
+        if self._micro_norms is None:
+            self._micro_norms = MicroBatchNorms()
+        params = params.parameters() if hasattr(params, "parameters") else params
+        self._micro_norms.add(list(params), n)
 
     def phase(self, name):
         """A context manager timing a named part of the step (phase_time_s)."""
         return _Phase(self, name)
 
-    def step(self, samples=None, loss=None, **metrics):
+    def step(self, samples=None, loss=None, global_batch=None, **metrics):
         """
         Ends a step: records step_time_s (since the previous step or the
         session's start), samples_per_s when samples is given, loss when
-        given, the time in each phase, and metrics (names [a-z0-9_.]{1,64},
-        finite numbers).  Then adopts a config the daemon assigned since.
+        given, the time in each phase, the gradient noise figures and the
+        global batch where measured (ddp_comm_hook(noise_scale=True) or
+        micro_batch()), global_batch when given (samples per optimizer step
+        over all ranks; wins over the measured one), and metrics (names
+        [a-z0-9_.]{1,64}, finite numbers).  Then adopts a config the daemon
+        assigned since.
         """
         if not self._active():
             return
@@ -193,6 +230,7 @@ class Session:
         self._phase_time.clear()
         if self.dist is not None:
             out.append({"t": t, "name": "comm_wait_s", "value": self._comm.take()})
+        out.extend(self._noise_samples(t, samples, global_batch))
         for name, value in metrics.items():
             out.append(self._user_metric(t, name, value))
         self._buffer.add(self._ran_with(), [s for s in out if s is not None])
@@ -377,6 +415,29 @@ class Session:
             self._phase_time[entry[0]] = self._phase_time.get(entry[0], 0.0) + now - entry[1]
             if entry[0] in self._overrides:
                 self._apply_threads()
+
+    def _noise_samples(self, t, samples, global_batch):
+        """The step's gradient noise figures and global batch, as samples (see dlprof._noise)."""
+        figures = None
+        if self._micro_norms is not None:
+            figures = self._micro_norms.take()
+        if figures is None and self._rank_norms is not None:
+            figures = self._rank_norms.take(as_value(samples) if samples is not None else None)
+        if self.dist is not None and self.dist["rank"] != 0:
+            return []       # the same on every rank (summed over them): rank 0's are the job's
+        out = []
+        if figures is not None:
+            b, sq_small, big, sq_large = figures
+            out += [{"t": t, "name": "grad_batch_small", "value": b},
+                    {"t": t, "name": "grad_sqnorm_small", "value": sq_small},
+                    {"t": t, "name": "grad_batch_large", "value": big},
+                    {"t": t, "name": "grad_sqnorm_large", "value": sq_large}]
+        m = as_value(global_batch) if global_batch is not None else (big if figures is not None else None)
+        if global_batch is not None and (m is None or m <= 0):
+            self._bad("global_batch", "global_batch=%r is not a positive count" % (global_batch,))
+        elif m is not None:
+            out.append({"t": t, "name": "global_batch", "value": m})
+        return [s for s in out if s["value"] == s["value"] and abs(s["value"]) != float("inf")]
 
     def _user_metric(self, t, name, value):
         if not valid_name(name) or name in RESERVED:

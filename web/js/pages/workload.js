@@ -4,7 +4,8 @@
  * value of the other knobs that vary, error bars of one standard deviation,
  * the model's prediction dashed, the best and the default marked; per phase
  * when phases were tuned.  Then the recommendation with its confidence and
- * gain, and the prologue line that applies it to a job script.
+ * gain, and the prologue line that applies it to a job script; for
+ * objective=goodput, each config's raw and learning speed-up.
  */
 import { api, obj, query as qs, ApiError } from '../api.js';
 import { Chart, surfacePlugin } from '../charts.js';
@@ -36,14 +37,14 @@ function varying(pts) {
 	return keys;
 }
 
-/* The knob for the x axis: intra_threads when tried, else the numeric knob with most values. */
+/* The knob for the x axis: intra_threads when several were tried, else the numeric knob with most values. */
 function xKnob(pts) {
 	const values = new Map();
 	for (const p of pts)
 		for (const [k, v] of fmt.knobs(p.config))
 			if (typeof v === 'number')
 				(values.get(k) || values.set(k, new Set()).get(k)).add(v);
-	if (values.has('intra_threads'))
+	if (values.has('intra_threads') && values.get('intra_threads').size > 1)
 		return 'intra_threads';
 	let best = null;
 	for (const [k, s] of values)
@@ -226,6 +227,45 @@ function plansCard(w) {
 	], rows, (p) => (p.status === 'best' ? 'best' : null)));
 }
 
+/* A speed-up against the baseline: "×1.53", or '–' when it is not known. */
+function speedup(v) {
+	return Number.isFinite(v) ? '×' + fmt.num(v) : '–';
+}
+
+/*
+ * objective=goodput: the noise scale behind the statistical efficiency and,
+ * per config measured, its raw and learning speed-up against the baseline.
+ * Where the efficiency is unknown it says that configs are ranked by
+ * throughput, and shows no efficiency.
+ */
+function goodputCard(gp) {
+	if (!gp)
+		return null;
+	const rows = (gp.configs || []).filter(Boolean);
+	const keys = [...varying(rows.map((r) => ({ config: obj(r.config) || {} })))];
+	const shown = (cfg) => fmt.config(cfg, keys.length ? keys : undefined);
+	const base = obj(gp.baseline) || {};
+	const est = obj(gp.noise_estimate);
+	const estText = est ? `, estimate ${fmt.num(est.value)} ± ${fmt.pct(est.rel_se)}` : '';
+	return card('Learning speed-up (goodput)', facts([
+		['Noise scale φ', Number.isFinite(gp.noise_scale) ? `${fmt.num(gp.noise_scale)} ± ${fmt.pct(est && est.rel_se)} (from ${fmt.num(gp.noise_steps)} steps)`
+			: `unknown (${fmt.num(gp.noise_steps)} steps of noise figures${estText})`],
+		['Ranked by', gp.ranked_by === 'goodput' ? 'samples/s × efficiency E(M) = (φ + M₀) / (φ + M)' : 'samples/s: the efficiency is unknown'],
+		['Baseline', base.config ? `${shown(obj(base.config))}, global batch M₀ ${fmt.num(base.global_batch)} (${base.why})` : base.why],
+	]), gp.ranked_by === 'goodput' ? null : h('p', { class: 'muted' }, gp.note || ''),
+	rows.length ? table([
+		{ label: 'Config', wrap: true, cell: (r) => shown(obj(r.config)) },
+		{ label: 'Global batch', num: true, cell: (r) => fmt.num(r.global_batch) },
+		{ label: 'Samples/s', num: true, cell: (r) => fmt.num(r.samples_per_s) },
+		{ label: 'Efficiency', num: true, cell: (r) => fmt.num(r.efficiency) },
+		{ label: 'Raw speed-up', num: true, cell: (r) => speedup(r.raw_speedup) },
+		{ label: 'Learning speed-up', num: true, cell: (r) => speedup(r.learning_speedup) },
+	], rows, (r) => (r === rows[0] && gp.ranked_by === 'goodput' ? 'best' : null)) : null,
+	h('p', { class: 'chart-note' }, 'Raw speed-up: samples/s against the baseline. Learning speed-up: that times the statistical efficiency'
+		+ ' of the config\'s global batch (Pollux), how much sooner training progresses. The noise scale is measured from the'
+		+ ' gradient norms jobs report; it grows as training goes on, so it describes the steps measured so far.'));
+}
+
 function surfaceCard(title, el) {
 	return card(title, el, h('p', { class: 'chart-note' }, 'Points: the measured mean of each tried config, bars ± one standard deviation;'
 		+ ' dashed: the model; circle: the best; diamond: the topology default.'));
@@ -277,12 +317,15 @@ class WorkloadView {
 			this.destroy();
 			this.shape = '';
 			replace(this.surfBox, empty(tried.length ? 'No numeric knob was varied, so there is no surface to draw.' : 'Nothing measured yet for this workload.',
-				h('p', {}, 'The surface appears once a job of this workload reports samples_per_s (or its loss, for goodput) under the configs the tuner gives it.')));
+				h('p', {}, 'The surface appears once a job of this workload reports samples_per_s (and, for goodput, its gradient noise figures) under the configs the tuner gives it.')));
 		}
 		const bestKeys = new Set([obj(w.best), ...(w.phases || [])].filter((b) => b && b.config)
 			.map((b) => (b.phase || '') + fmt.configKey(obj(b.config))));
 		replace(this.recBox, recommendation(rec, this.name, vq));
-		replace(this.tableBox, phaseSettingsCard(w), plansCard(w), tried.length ? card('Tried configs', pointsTable(tried, bestKeys),
+		const gpCard = goodputCard(obj(w.goodput));
+		if (gpCard)
+			gpCard.dataset.testid = 'goodput';
+		replace(this.tableBox, gpCard, phaseSettingsCard(w), plansCard(w), tried.length ? card('Tried configs', pointsTable(tried, bestKeys),
 			h('p', { class: 'chart-note' }, 'Bold: the best of each phase.')) : null, variants(this.name, w), aboutCard(w));
 	}
 
