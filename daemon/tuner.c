@@ -671,6 +671,12 @@ static void phase_step(struct tuner_job *j, struct tuner_job_phase *jp, int cand
 {
 	bool whole = jp->name[0] == '\0';
 	bool proposal = j->pending && (!whole || cand == j->plan_pool);
+	/*
+	 * A proposal is cut short to switch away from it; a job that runs one
+	 * plan cannot, so its trial is measured in full: a cut would record its
+	 * pool's first, slow steps as the plan's value.
+	 */
+	bool cuttable = whole && proposal && cand != j->inc_pool && !plan_fixed(j);
 
 	if (jp->acc.cand != cand) {
 		bool first = jp->acc.cand < 0 && jp->acc.t_end == 0.0;
@@ -681,14 +687,14 @@ static void phase_step(struct tuner_job *j, struct tuner_job_phase *jp, int cand
 			    proposal ? 0 : TRIAL_LONG_STEPS);
 	}
 	/* Far below the best even while warming up: a plan that makes a step take several times as long. */
-	if (whole && proposal && cand != j->inc_pool && j->inc_value > 0.0)
+	if (cuttable && j->inc_value > 0.0)
 		j->far_below = value < TRIAL_CUT_FAR * j->inc_value ? j->far_below + 1 : 0;
 	if (trial_step(&jp->acc, ts, value)) {
 		trial_record(j, jp->name, &jp->acc, wl);
 		if (whole && proposal)
 			j->pending = false;
 		trial_begin(&jp->acc, cand, 0, TRIAL_LONG_STEPS);
-	} else if (whole && proposal && cand != j->inc_pool && j->far_below >= TRIAL_CUT_FAR_STEPS) {
+	} else if (cuttable && j->far_below >= TRIAL_CUT_FAR_STEPS) {
 		/* Nothing measured to learn from yet (warm-up): the plan is remembered as what it cost. */
 		if (jp->acc.n < 2) {
 			struct trial_acc far = jp->acc;
@@ -705,7 +711,7 @@ static void phase_step(struct tuner_job *j, struct tuner_job_phase *jp, int cand
 		j->cut_trials++;
 		j->far_below = 0;
 		trial_begin(&jp->acc, cand, 0, TRIAL_LONG_STEPS);
-	} else if (whole && proposal && cand != j->inc_pool && trial_clearly_below(&jp->acc, j->inc_value)) {
+	} else if (cuttable && trial_clearly_below(&jp->acc, j->inc_value)) {
 		trial_record(j, jp->name, &jp->acc, wl);
 		j->pending = false;
 		j->cut_trials++;

@@ -782,6 +782,8 @@ struct phase_model {
 	double (*phase)(int phase, long inter, long intra);   /* seconds of phase 0 or 1 */
 	double outside_per_switch;                            /* seconds per thread switch in a step */
 	double noise;                                         /* relative, per step */
+	int pool_start_steps;                                 /* with an inter-op pool, its first steps ... */
+	double pool_start_factor;                             /* ... run the forked phase this many times slower */
 };
 
 static const char *const model_phases[2] = {"fork", "seq"};
@@ -824,6 +826,8 @@ static json_t *run_model_job(struct fixture *f, int64_t id, json_t *config, cons
 			}
 			for (k = 0; k < 2; k++) {
 				pt[k] = m->phase(k, inter, th[k]) * (1.0 + noise(&seed, m->noise));
+				if (k == 0 && inter > 1 && out->steps < m->pool_start_steps)
+					pt[k] *= m->pool_start_factor;
 				step += pt[k];
 			}
 			step += m->outside_per_switch * switches;
@@ -1061,6 +1065,30 @@ static void test_static_group_surveyed(void **state)
 }
 
 /*
+ * As branches_2core, with the inter-op pool's start: its threads and their
+ * OpenMP teams are created by the first forks, which run five times slower
+ * for three steps.  A job with a pool runs one plan, so its trial must not
+ * be cut on those steps (it could not switch anyway): the cut would record
+ * them as the plan's value and inter-op 2 would never be measured again.
+ */
+static void test_locked_plan_measured_in_full(void **state)
+{
+	struct fixture *f = *state;
+	struct phase_model m = {.phase = branches_2core, .outside_per_switch = 0.0005, .noise = 0.03,
+				.pool_start_steps = 3, .pool_start_factor = 5.0};
+	struct model_run r;
+	int job;
+
+	open_all(f, false);
+	for (job = 1; job <= 8; job++)
+		run_phase_job(f, "poolstart", &m, job, 60, &r);
+	/* The last job ran inter-op 2, fork on 1 thread, seq on 2 (index 4 + 0 + 1) nearly throughout. */
+	if (r.on[5] < r.steps * 85 / 100)
+		fail_msg("last job: %ld of %ld steps on the best plan", r.on[5], r.steps);
+	assert_int_equal(best_interop(f, "poolstart"), 2);
+}
+
+/*
  * As branches_2core until another job comes to share the node: from then
  * on the inter-op pool's forked work runs 20% slower, and inter-op 1's plan
  * (fork on 1, seq on 2: 117 a second) beats inter-op 2's (122 before, 107
@@ -1122,6 +1150,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unmeasured_static_knob_explored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_group_surveyed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plan_drift_reopens_exploration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locked_plan_measured_in_full, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
