@@ -94,12 +94,25 @@ def score(j):
     return final
 
 
-def starved(j):
-    """Why job j cannot show its problem on this machine now, or None: its busiest thread got little CPU."""
-    status, _, body = j.d.get("/api/v1/jobs/%d/series?name=cpu.thread_max_cores" % j.id)
+def series_mean(j, name):
+    """The mean of job j's series name after its first two points, or 0."""
+    status, _, body = j.d.get("/api/v1/jobs/%d/series?name=%s" % (j.id, name))
     values = [p[1] for p in body.get("points", [])[2:]] if status == 200 else []
-    top = sum(values) / len(values) if values else 0
-    return None if top >= 0.7 else "its busiest thread got %.2f of a CPU: the machine is overloaded" % top
+    return sum(values) / len(values) if values else 0
+
+
+def starved(j):
+    """Why job j cannot show its problem on this machine now, or None: its threads got too little CPU.
+
+    Its busiest thread below 0.7 of a CPU, or (the imbalanced job) its lighter threads pushed under
+    the sampler's busy mark by the node's other load, so that fewer than two count as busy."""
+    top = series_mean(j, "cpu.thread_max_cores")
+    if top < 0.7:
+        return "its busiest thread got %.2f of a CPU: the machine is overloaded" % top
+    busy = series_mean(j, "cpu.busy_threads") if "imbalanced_threads" in j.expect else 2
+    if busy < 1.5:
+        return "%.1f of its threads counted as busy on average: the machine is overloaded" % busy
+    return None
 
 
 def check_group(jobs, needs_cpu=False):
