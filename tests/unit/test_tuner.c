@@ -876,6 +876,24 @@ static long best_interop(struct fixture *f, const char *name)
 }
 
 /*
+ * Runs jobs 1..jobs of workload name on model m (60 steps each) and asserts
+ * that the last ran inter-op 2 with the forked phase on 1 thread and the
+ * sequential one on 2 (index 4 + 0 + 1) nearly throughout, and that this is
+ * the workload's best plan.
+ */
+static void assert_settles_on_inter2_plan(struct fixture *f, const char *name, const struct phase_model *m, int jobs)
+{
+	struct model_run r;
+	int job;
+
+	for (job = 1; job <= jobs; job++)
+		run_phase_job(f, name, m, job, 60, &r);
+	if (r.on[5] < r.steps * 85 / 100)
+		fail_msg("%s, last job: %ld of %ld steps on the best plan", name, r.on[5], r.steps);
+	assert_int_equal(best_interop(f, name), 2);
+}
+
+/*
  * The issue's job: a forked ensemble phase that wants 2 inter-op threads
  * with 1 intra-op thread each, then a sequential phase that wants 2
  * intra-op threads.  Every uniform setting with 2 inter-op threads loses to
@@ -1018,17 +1036,9 @@ static void test_unmeasured_static_knob_explored(void **state)
 {
 	struct fixture *f = *state;
 	struct phase_model m = {.phase = unmeasured_static, .outside_per_switch = 0.001, .noise = 0.03};
-	struct model_run r;
-	int job;
 
 	open_all(f, false);
-	for (job = 1; job <= 10; job++) {
-		run_phase_job(f, "unmeasured", &m, job, 60, &r);
-	}
-	/* The last job ran inter-op 2, fork on 1 thread, seq on 2 (index 4 + 0 + 1) nearly throughout. */
-	if (r.on[5] < r.steps * 85 / 100)
-		fail_msg("last job: %ld of %ld steps on the best plan", r.on[5], r.steps);
-	assert_int_equal(best_interop(f, "unmeasured"), 2);
+	assert_settles_on_inter2_plan(f, "unmeasured", &m, 10);
 }
 
 /*
@@ -1051,17 +1061,9 @@ static void test_static_group_surveyed(void **state)
 {
 	struct fixture *f = *state;
 	struct phase_model m = {.phase = branches_2core, .outside_per_switch = 0.0005, .noise = 0.03};
-	struct model_run r;
-	int job;
 
 	open_all(f, false);
-	for (job = 1; job <= 8; job++) {
-		run_phase_job(f, "surveyed", &m, job, 60, &r);
-	}
-	/* The last job ran inter-op 2, fork on 1 thread, seq on 2 (index 4 + 0 + 1) nearly throughout. */
-	if (r.on[5] < r.steps * 85 / 100)
-		fail_msg("last job: %ld of %ld steps on the best plan", r.on[5], r.steps);
-	assert_int_equal(best_interop(f, "surveyed"), 2);
+	assert_settles_on_inter2_plan(f, "surveyed", &m, 8);
 }
 
 /*
@@ -1076,16 +1078,9 @@ static void test_locked_plan_measured_in_full(void **state)
 	struct fixture *f = *state;
 	struct phase_model m = {.phase = branches_2core, .outside_per_switch = 0.0005, .noise = 0.03,
 				.pool_start_steps = 3, .pool_start_factor = 5.0};
-	struct model_run r;
-	int job;
 
 	open_all(f, false);
-	for (job = 1; job <= 8; job++)
-		run_phase_job(f, "poolstart", &m, job, 60, &r);
-	/* The last job ran inter-op 2, fork on 1 thread, seq on 2 (index 4 + 0 + 1) nearly throughout. */
-	if (r.on[5] < r.steps * 85 / 100)
-		fail_msg("last job: %ld of %ld steps on the best plan", r.on[5], r.steps);
-	assert_int_equal(best_interop(f, "poolstart"), 2);
+	assert_settles_on_inter2_plan(f, "poolstart", &m, 8);
 }
 
 /*
