@@ -486,28 +486,24 @@ static void group_plans(struct tuner_workload *w, const struct plan_group *g, st
 	}
 }
 
-/* The plan to survey a static group none of whose plans is measured: its highest expected improvement; -1: none. */
+/*
+ * The plan to survey a static group none of whose plans is measured: its
+ * highest expected improvement (ei: per ranked plan, -1 where unknown); -1: none.
+ */
 static int survey_plan(const struct tuner_workload *w, const struct plan_group *groups, int ng,
-		       const struct plan_ranking *r, const struct tuner_plan_est *est, double inc)
+		       const struct plan_ranking *r, const struct tuner_plan_est *est, const double *ei)
 {
 	int g, i;
 
 	for (g = 0; g < ng; g++) {
 		int pick = -1;
-		double top = -1.0;
 		bool measured = false;
 		for (i = 0; i < r->n && !measured; i++) {
-			double ei;
 			if (!knobs_filter_pass(&w->sp, &groups[g].f, r->plans[i].top))
 				continue;
 			measured = est[i].measured;
-			if (!isfinite(est[i].mu) || !isfinite(est[i].sd))
-				continue;
-			ei = gp_expected_improvement(est[i].mu, est[i].sd, inc);
-			if (ei > top) {
-				top = ei;
+			if (ei[i] >= 0.0 && (pick < 0 || ei[i] > ei[pick]))
 				pick = i;
-			}
 		}
 		if (!measured && pick >= 0)
 			return pick;
@@ -522,7 +518,7 @@ int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct kn
 	struct plan_group *groups = calloc(PLAN_MAX_GROUPS, sizeof(*groups));
 	struct plan_ranking *r = calloc(1, sizeof(*r));
 	struct tuner_plan_est *est = NULL;
-	double inc = -INFINITY, top_ei = -1.0;
+	double inc = -INFINITY, top_ei = -1.0, *ei = NULL;
 	int ng, i, best = -1, next = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -531,7 +527,7 @@ int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct kn
 	ng = groups_of(w, f, groups);
 	for (i = 0; i < ng; i++)
 		group_plans(w, &groups[i], r);
-	if (r->n == 0 || !(est = calloc((size_t)r->n, sizeof(*est))))
+	if (r->n == 0 || !(est = calloc((size_t)r->n, sizeof(*est))) || !(ei = calloc((size_t)r->n, sizeof(*ei))))
 		goto fail;
 	for (i = 0; i < r->n; i++) {
 		tuner_plan_estimate(t, w, &r->plans[i], &est[i]);
@@ -554,17 +550,17 @@ int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct kn
 		goto done;
 	}
 	for (i = 0; i < r->n; i++) {
-		double ei;
+		ei[i] = -1.0;
 		if (!isfinite(est[i].mu) || !isfinite(est[i].sd))
 			continue;
-		ei = gp_expected_improvement(est[i].mu, est[i].sd, inc);
-		if (ei > top_ei) {
-			top_ei = ei;
+		ei[i] = gp_expected_improvement(est[i].mu, est[i].sd, inc);
+		if (ei[i] > top_ei) {
+			top_ei = ei[i];
 			next = i;
 		}
 	}
 	out->gain = inc > 0.0 ? fmax(top_ei, 0.0) / inc : 1.0;
-	if (ng > 1 && ng <= PLAN_SURVEY_GROUPS && (i = survey_plan(w, groups, ng, r, est, inc)) >= 0) {
+	if (ng > 1 && ng <= PLAN_SURVEY_GROUPS && (i = survey_plan(w, groups, ng, r, est, ei)) >= 0) {
 		next = i;
 		out->gain = fmax(out->gain, t->opt.gain_threshold);
 	}
@@ -573,11 +569,13 @@ int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct kn
 	out->next = next >= 0 ? r->plans[next] : r->plans[best];
 	out->next_est = next >= 0 ? est[next] : est[best];
 done:
+	free(ei);
 	free(est);
 	free(r);
 	free(groups);
 	return 0;
 fail:
+	free(ei);
 	free(est);
 	free(r);
 	free(groups);
