@@ -12,12 +12,22 @@
  * PULL_GAP_S; the pull itself reads "seq > cursor", so however many
  * notifications arrive a node pulls at most once per PULL_GAP_S, and
  * nothing is lost when a notification is (the connection was down, a
- * notification queue overflowed): the poll every POLL_EVERY_S catches up.
+ * notification queue overflowed): the poll every poll_interval_s catches up.
+ *
+ * Why a poll alone on large sites (cluster_updates = poll): PostgreSQL
+ * signals every listening backend of the database on each NOTIFY, whatever
+ * the channel, so with N listening nodes each trial costs N wake-ups and N
+ * pulls; at 1,000 nodes that saturated the database (bench/RESULTS.md).
+ * Polling nodes cost N / poll_interval_s index lookups a second, whatever
+ * the trial rate, and each gap is drawn from 0.8x to 1.2x the interval, so
+ * nodes that started (or reconnected) together spread out instead of
+ * pulling in step.  The reconnect back-off is jittered for the same reason.
  * The cluster view is read only on demand (VIEW_FRESH_S).
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +49,6 @@
 #define PUSH_EVERY_S 0.5      /* the outbox is looked at this often */
 #define PUSH_BATCH 500        /* trials per push */
 #define PULL_GAP_S 1.0        /* at most one pull per this, however many notifications */
-#define POLL_EVERY_S 5.0      /* a pull at least this often */
 #define PULL_BATCH 2000       /* trials per pull query */
 /*
  * The cluster view aggregates the whole shared table: it is read only when
@@ -76,6 +85,8 @@ struct cluster {
 	struct tuner *tuner;
 	char *conninfo, *node, *hw_class;
 	char store_id[STORE_CLUSTER_ID_MAX];
+	bool listen;                  /* LISTEN for pushes, else poll only */
+	double poll_interval_s;
 
 	/* Owned by the thread. */
 	struct cluster_pg pg;
@@ -83,6 +94,7 @@ struct cluster {
 	double backoff_s;
 	double next_push, next_pull, last_pull_mono;
 	double view_read_mono;        /* when the view was last read; 0: never */
+	uint64_t jitter_state;        /* xorshift64 state for the poll's and back-off's jitter */
 	bool push_failing;
 	bool prior_failing;           /* the last ask's query failed (logged once until one succeeds) */
 
@@ -120,6 +132,36 @@ static void set_state(struct cluster *c, bool connected, const char *error)
 			 c->node, c->hw_class);
 	else if (error && strcmp(before, error) != 0)
 		log_warnx("cluster: %s; trials wait in the outbox, retrying", error);
+}
+
+/* ---- jitter ---- */
+
+/* Uniform in [0, 1), from the thread's own xorshift64 (no shared state, no lock). */
+static double jitter_unit(struct cluster *c)
+{
+	uint64_t x = c->jitter_state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	c->jitter_state = x;
+	return (double)(x >> 11) / 9007199254740992.0;
+}
+
+/* The gap before the next pull: the interval itself while listening, else 0.8x to 1.2x of it. */
+static double poll_gap(struct cluster *c)
+{
+	return c->listen ? c->poll_interval_s : c->poll_interval_s * (0.8 + 0.4 * jitter_unit(c));
+}
+
+/* A seed that differs between nodes started at the same instant (their store ids differ). */
+static uint64_t jitter_seed(const char *store_id)
+{
+	uint64_t h = 1469598103934665603ULL ^ (uint64_t)getpid() ^ (uint64_t)(clock_now_s() * 1e6);
+
+	for (; *store_id; store_id++)
+		h = (h ^ (unsigned char)*store_id) * 1099511628211ULL;
+	return h ? h : 0x9e3779b97f4a7c15ULL;
 }
 
 /* ---- push ---- */
@@ -237,7 +279,7 @@ static void pull(struct cluster *c)
 	while ((n = pull_batch(c)) >= PULL_BATCH && !atomic_load(&c->stop))
 		;
 	c->last_pull_mono = clock_mono_s();
-	c->next_pull = c->last_pull_mono + (n < 0 ? c->backoff_s : POLL_EVERY_S);
+	c->next_pull = c->last_pull_mono + (n < 0 ? c->backoff_s : poll_gap(c));
 }
 
 /* ---- the cluster view ---- */
@@ -438,9 +480,11 @@ static int link_up(struct cluster *c)
 
 	if (cpg_connect(&c->pg, c->conninfo, CONNECT_TIMEOUT_S) < 0 || cpg_migrate(&c->pg, &version) < 0)
 		goto fail;
-	if (!(r = cpg_query(&c->pg, "LISTEN " CHANNEL, 0, NULL, QUERY_TIMEOUT_S)))
-		goto fail;
-	PQclear(r);
+	if (c->listen) {
+		if (!(r = cpg_query(&c->pg, "LISTEN " CHANNEL, 0, NULL, QUERY_TIMEOUT_S)))
+			goto fail;
+		PQclear(r);
+	}
 	pthread_mutex_lock(&c->lock);
 	c->schema_version = version;
 	pthread_mutex_unlock(&c->lock);
@@ -499,7 +543,8 @@ static void *cluster_main(void *arg)
 			link_serve(c);
 			continue;
 		}
-		cpg_sleep(&c->pg, c->backoff_s);
+		/* 0.5x to 1x of the back-off: nodes cut off together do not all come back at once. */
+		cpg_sleep(&c->pg, c->backoff_s * (0.5 + 0.5 * jitter_unit(c)));
 		c->backoff_s = c->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : c->backoff_s * 2;
 	}
 	cpg_close(&c->pg);
@@ -544,6 +589,8 @@ struct cluster *cluster_start(struct store *st, struct tuner *t, const struct cl
 	c->conninfo = strdup(opt->conninfo);
 	c->node = strdup(opt->node);
 	c->hw_class = strdup(opt->hw_class);
+	c->listen = opt->listen;
+	c->poll_interval_s = opt->poll_interval_s > 0 ? opt->poll_interval_s : 5.0;
 	if (!c->conninfo || !c->node || !c->hw_class || pipe2(c->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		log_warn("%s", __func__);
 		cluster_free(c);
@@ -556,12 +603,14 @@ struct cluster *cluster_start(struct store *st, struct tuner *t, const struct cl
 		log_warnx("cluster: the outbox could not be enabled; trials of this node are not shared");
 		snprintf(c->store_id, sizeof(c->store_id), "unknown");
 	}
+	c->jitter_state = jitter_seed(c->store_id);
 	if ((rc = pthread_create(&c->thread, NULL, cluster_main, c)) != 0) {
 		log_warnx("%s: pthread_create: %s", __func__, strerror(rc));
 		cluster_free(c);
 		return NULL;
 	}
-	log_info("cluster: sharing trials as node %s (store %s), class %s", c->node, c->store_id, c->hw_class);
+	log_info("cluster: sharing trials as node %s (store %s), class %s; %s, a pull at least every %.3g s", c->node,
+		 c->store_id, c->hw_class, c->listen ? "listening for updates" : "polling (no LISTEN)", c->poll_interval_s);
 	return c;
 }
 
@@ -585,8 +634,9 @@ json_t *cluster_status(struct cluster *c)
 	if (store_cluster_outbox_stats(c->st, &waiting, &dropped) != STORE_OK)
 		waiting = dropped = -1;
 	pthread_mutex_lock(&c->lock);
-	o = json_pack("{s:b, s:b, s:s, s:s, s:s, s:i, s:s?, s:I, s:I, s:{s:I, s:I}, s:o, s:{s:I, s:I, s:I}}",
-		      "configured", 1, "connected", c->connected, "node", c->node, "hw_class", c->hw_class, "store_id",
+	o = json_pack("{s:b, s:b, s:s, s:f, s:s, s:s, s:s, s:i, s:s?, s:I, s:I, s:{s:I, s:I}, s:o, s:{s:I, s:I, s:I}}",
+		      "configured", 1, "connected", c->connected, "updates", c->listen ? "notify" : "poll",
+		      "poll_interval", c->poll_interval_s, "node", c->node, "hw_class", c->hw_class, "store_id",
 		      c->store_id, "schema_version", c->schema_version, "error", c->error[0] ? c->error : NULL,
 		      "pushed", (json_int_t)c->pushed, "pulled", (json_int_t)c->pulled, "outbox", "waiting",
 		      (json_int_t)waiting, "dropped", (json_int_t)dropped, "last_pull",

@@ -8,12 +8,14 @@
  * or read-only only delays what is shared.
  *
  * Updates are pulled on LISTEN/NOTIFY, with a poll every few seconds as a
- * safety net (a notification sent while the connection was down is lost).
+ * safety net (a notification sent while the connection was down is lost);
+ * or, on sites too large for every node to listen, by a jittered poll only.
  */
 #ifndef DLPROF_CLUSTER_H
 #define DLPROF_CLUSTER_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 struct cluster;
@@ -25,6 +27,8 @@ struct cluster_options {
 	const char *node;          /* this node's name in the shared store */
 	const char *hw_class;      /* node_info.hw_class: whose trials this node learns from */
 	long outbox_limit;         /* trials kept waiting while the database is away */
+	bool listen;               /* LISTEN for other nodes' pushes; false: poll only */
+	double poll_interval_s;    /* between pulls when nothing is notified (> 0) */
 };
 
 /*

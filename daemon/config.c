@@ -49,6 +49,12 @@ const struct config_enum config_read_access_names[] = {
 	{NULL, 0},
 };
 
+const struct config_enum config_cluster_updates_names[] = {
+	{"notify", CLUSTER_UPDATES_NOTIFY},
+	{"poll", CLUSTER_UPDATES_POLL},
+	{NULL, 0},
+};
+
 const struct config_enum config_log_level_names[] = {
 	{"error", LOG_LEVEL_ERR},
 	{"warning", LOG_LEVEL_WARNING},
@@ -131,6 +137,10 @@ static const struct key keys[] = {
 	 "this node's hardware class: whose trials it learns from (\"\": derived, e.g. x86_64-epyc-2c-1numa-0gpu)"},
 	{"cluster_outbox_limit", KEY_LONG, OFF(cluster_outbox_limit), "100000", 1, 100000000, NULL, false,
 	 "trials kept for the shared store while it is away; older ones are dropped beyond"},
+	{"cluster_updates", KEY_ENUM, OFF(cluster_updates), "notify", 0, 0, config_cluster_updates_names, false,
+	 "notify: LISTEN and pull within a second (to a few hundred nodes); poll: pull every cluster_poll_interval"},
+	{"cluster_poll_interval", KEY_DOUBLE, OFF(cluster_poll_interval_s), "5", 0.5, 3600, NULL, false,
+	 "seconds between pulls when nothing is notified (poll: between all pulls, each drawn from 0.8x to 1.2x)"},
 	{"explore_share", KEY_DOUBLE, OFF(explore_share), "0.10", 0, 1, NULL, false,
 	 "exploration costs a job at most this share of its steps' worth (and, once confident, of its steps)"},
 	{"gain_threshold", KEY_DOUBLE, OFF(gain_threshold), "0.01", 0, 1, NULL, false,

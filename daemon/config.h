@@ -30,6 +30,12 @@ enum read_access {
 	READ_ACCESS_TOKEN,   /* local, or with the bearer token */
 };
 
+/* cluster_updates: how a node hears of other nodes' trials (cluster.c). */
+enum cluster_updates {
+	CLUSTER_UPDATES_NOTIFY,  /* LISTEN/NOTIFY, a pull within a second; to a few hundred nodes */
+	CLUSTER_UPDATES_POLL,    /* a jittered pull every cluster_poll_interval; beyond */
+};
+
 /* What the tuner maximises for a workload (a job's "objective", recommend's objective=). */
 enum objective {
 	OBJECTIVE_THROUGHPUT,   /* samples (or steps) per second */
@@ -40,6 +46,7 @@ enum objective {
 extern const struct config_enum config_read_access_names[];
 extern const struct config_enum config_log_level_names[];   /* values: enum log_level */
 extern const struct config_enum config_objective_names[];
+extern const struct config_enum config_cluster_updates_names[];
 
 /* The value table gives name, or -1 (name NULL or not in it). */
 int config_enum_value(const struct config_enum *table, const char *name);
@@ -74,6 +81,8 @@ struct config {
 	char *cluster_node;              /* "": the hostname */
 	char *hw_class;                  /* "": derived from the hardware (node.c) */
 	long cluster_outbox_limit;
+	enum cluster_updates cluster_updates;
+	double cluster_poll_interval_s;
 	double explore_share;
 	double gain_threshold;
 	double diag_sustain_s;           /* the diagnosis' thresholds (diagnosis.h) */

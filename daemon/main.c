@@ -198,7 +198,9 @@ static int daemon_start(struct daemon *d)
 	if (cfg->cluster_store[0]) {
 		struct cluster_options co = {.conninfo = cfg->cluster_store,
 					     .node = cfg->cluster_node[0] ? cfg->cluster_node : d->node.hostname,
-					     .hw_class = d->node.hw_class, .outbox_limit = cfg->cluster_outbox_limit};
+					     .hw_class = d->node.hw_class, .outbox_limit = cfg->cluster_outbox_limit,
+					     .listen = cfg->cluster_updates == CLUSTER_UPDATES_NOTIFY,
+					     .poll_interval_s = cfg->cluster_poll_interval_s};
 		if (!(d->app.cluster = cluster_start(d->app.store, d->app.tuner, &co)))
 			return -1;
 		tuner_set_other_ask(d->app.tuner, cluster_ask_other_classes, d->app.cluster);

@@ -318,6 +318,30 @@ def main():
                 return body["cluster"]["pulled"] >= len(ids)
             wait_for("B pulls A's trials", caught_up, 15)
 
+        @tap.test("a node that polls (cluster_updates = poll, no LISTEN) learns A's new trials within its interval")
+        def _():
+            _, _, body = b.get("/api/v1/cluster/workloads")
+            assert body["cluster"]["updates"] == "notify" and body["cluster"]["poll_interval"] == 5, body["cluster"]
+            with Daemon(args=cluster_args(pg, "node-d") + ["--cluster-updates", "poll",
+                                                           "--cluster-poll-interval", "1"]) as d:
+                store_id, ids = local_trials(a)
+                wait_for("D reads its class", lambda: d.get("/api/v1/cluster/workloads")[2]["cluster"]["pulled"]
+                         >= len(ids), 20)
+                link = d.get("/api/v1/cluster/workloads")[2]["cluster"]
+                assert link["updates"] == "poll" and link["poll_interval"] == 1, link
+                assert "polling (no LISTEN)" in d.log(), d.log()[-2000:]
+                state["t"] = run_job(a, rng, state["t"])
+                wait_for("A's outbox drains", lambda: outbox_empty(a), 20)
+                _, ids = local_trials(a)
+                _, _, rec_a = a.get("/api/v1/recommend?workload=%s&batch=64" % WORKLOAD)
+
+                def learned():
+                    _, _, rec = d.get("/api/v1/recommend?workload=%s&batch=64" % WORKLOAD)
+                    return rec if rec["trials"] >= rec_a["trials"] else None
+                rec_d = wait_for("D learns A's newest trials without a notification", learned, 10)
+                assert rec_d["source"] == "learned" and rec_d["config"] == rec_a["config"], (rec_a, rec_d)
+                assert d.get("/api/v1/cluster/workloads")[2]["cluster"]["pulled"] >= len(ids)
+
     @tap.test("a node whose cluster store is unreachable at start starts and serves")
     def _():
         with PgServer() as gone:

@@ -199,7 +199,7 @@ static void test_enum_keys(void **state)
 static void test_enum_tables(void **state)
 {
 	const struct config_enum *tables[] = {config_read_access_names, config_log_level_names,
-					      config_objective_names};
+					      config_objective_names, config_cluster_updates_names};
 
 	(void)state;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
@@ -213,6 +213,7 @@ static void test_enum_tables(void **state)
 	}
 	assert_int_equal(config_enum_value(config_objective_names, "goodput"), OBJECTIVE_GOODPUT);
 	assert_int_equal(config_enum_value(config_objective_names, "latency"), -1);
+	assert_int_equal(config_enum_value(config_cluster_updates_names, "poll"), CLUSTER_UPDATES_POLL);
 }
 
 static void test_restart_keys(void **state)
