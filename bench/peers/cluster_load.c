@@ -5,7 +5,9 @@
  * it holds one connection that LISTENs, pushes its trials (Poisson, --rate
  * per node per second, one trial per push as a node's outbox would hold
  * between two 0.5 s looks), and pulls its class's new trials when notified
- * (at most once a second) and every 5 s in any case.  Pushes and pulls run
+ * (at most once a second) and every 5 s in any case; with --poll S it does
+ * not LISTEN and pulls every S seconds, each gap drawn from 0.8 S to 1.2 S
+ * (the daemon's cluster_updates = poll).  Pushes and pulls run
  * on a pool of --pool connections, the listeners only listen, so one
  * process can stand in for 1,000 nodes.
  *
@@ -66,6 +68,7 @@ struct trial {
 struct load {
 	int nodes, classes, workloads, pool;
 	double rate, seconds;
+	double poll_s;            /* > 0: nodes poll this often, jittered, and do not LISTEN */
 	struct node *n;
 	PGconn **conn;
 	struct op *busy;          /* per pool connection; kind -1: idle */
@@ -192,7 +195,8 @@ static void complete(struct load *l, int k, PGresult *r)
 		n->cursor = atoll(PQgetvalue(r, 0, 1));
 		add_pull(n, op.sent, t, n->cursor);
 		n->last_pull = t;
-		n->next_pull = rows >= atoi(PULL_BATCH) ? t : t + POLL_EVERY_S;
+		n->next_pull = rows >= atoi(PULL_BATCH) ? t
+			       : t + (l->poll_s > 0 ? l->poll_s * (0.8 + 0.4 * rnd(l)) : POLL_EVERY_S);
 	}
 	n->pulling = 0;
 }
@@ -262,12 +266,15 @@ static void run(struct load *l, const char *conninfo)
 		PGresult *r;
 		n->cls = i % l->classes;
 		snprintf(n->store_id, sizeof(n->store_id), "bench-node-%d", i);
+		/* A polling node holds its connection too (idle between pulls): the backends are the same. */
 		n->listen = connect_or_die(conninfo);
-		r = PQexec(n->listen, "LISTEN dlprofd_trials");
-		PQclear(r);
+		if (l->poll_s <= 0) {
+			r = PQexec(n->listen, "LISTEN dlprofd_trials");
+			PQclear(r);
+		}
 		PQsetnonblocking(n->listen, 1);
 		n->next_push = t0 - log(1.0 - rnd(l)) / l->rate;
-		n->next_pull = t0 + POLL_EVERY_S * rnd(l);
+		n->next_pull = t0 + (l->poll_s > 0 ? l->poll_s : POLL_EVERY_S) * rnd(l);
 		n->last_pull = t0 - POLL_EVERY_S;
 	}
 	/* Nodes start with their class read: the cursor at the table's end. */
@@ -480,6 +487,7 @@ int main(int argc, char **argv)
 		{"rate", required_argument, NULL, 'r'},     {"seconds", required_argument, NULL, 's'},
 		{"pool", required_argument, NULL, 'p'},     {"cold", required_argument, NULL, 'C'},
 		{"view", no_argument, NULL, 'V'},           {"prior", required_argument, NULL, 'P'},
+		{"poll", required_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
 	struct load l = {.nodes = 1000, .classes = 4, .workloads = 10000, .pool = 16, .rate = 1.0 / 30,
@@ -500,6 +508,7 @@ int main(int argc, char **argv)
 		case 'C': cold_cls = optarg; break;
 		case 'V': want_view = 1; break;
 		case 'P': prior_cls = optarg; break;
+		case 'T': l.poll_s = atof(optarg); break;
 		default: return 2;
 		}
 	}
@@ -537,9 +546,9 @@ int main(int argc, char **argv)
 	for (size_t x = 0; x < l.ntrials; x++)
 		if (l.trials[x].committed > end)
 			end = l.trials[x].committed;
-	printf("{\"nodes\":%d,\"classes\":%d,\"workloads\":%d,\"rate_per_node\":%.4f,\"seconds\":%.0f,"
+	printf("{\"nodes\":%d,\"poll_s\":%g,\"classes\":%d,\"workloads\":%d,\"rate_per_node\":%.4f,\"seconds\":%.0f,"
 	       "\"pushes\":%zu,\"pulls\":%zu,\"pull_rows\":%lld,\"pull_bytes\":%lld,\"notifies\":%lld,",
-	       l.nodes, l.classes, l.workloads, l.rate, l.seconds, l.npush, l.npull, l.pull_rows, l.pull_bytes,
+	       l.nodes, l.poll_s, l.classes, l.workloads, l.rate, l.seconds, l.npush, l.npull, l.pull_rows, l.pull_bytes,
 	       l.notifies);
 	printf("\"push_ms\":{");
 	put_num("p50", pct(l.push_ms, l.npush, 0.5), ",");
