@@ -42,7 +42,7 @@ void cluster_stop(struct cluster *c);
 
 /*
  * The state of the link, as a new JSON object: {"configured","connected",
- * "node","hw_class","store_id","schema_version","error","pushed","pulled",
+ * "updates","poll_interval","node","hw_class","store_id","schema_version","error","pushed","pulled",
  * "outbox":{"waiting","dropped"},"last_pull","other_classes":{"asked",
  * "answered","dropped"}}.  Never waits on the database.
  */
