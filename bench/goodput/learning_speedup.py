@@ -75,6 +75,8 @@ def main():
     ap.add_argument("--target", type=float, default=1.8, help="held-out loss to reach")
     ap.add_argument("--max-seconds", type=float, default=30.0, help="training seconds a run may take")
     ap.add_argument("--eval-seconds", type=float, default=0.5, help="training seconds between held-out losses")
+    ap.add_argument("--lr-scale", choices=("none", "sqrt"), default="none",
+                    help="Adam's rate: the same for every batch, or x sqrt(batch / 16) (AdaptDL's rule for Adam)")
     ap.add_argument("--results", help="write the table here as Markdown")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="dlprof-goodput-bench-")
@@ -83,7 +85,7 @@ def main():
         out = os.path.join(work, "run%d.json" % m)
         subprocess.run([PY, os.path.join(HERE, "train.py"), "--batch", str(m), "--target", str(args.target),
                         "--max-seconds", str(args.max_seconds), "--eval-seconds", str(args.eval_seconds),
-                        "--out", out], check=True)
+                        "--lr-scale", args.lr_scale, "--out", out], check=True)
         with open(out) as f:
             runs[m] = json.load(f)
         runs[m]["to_target"] = time_to_target(runs[m]["history"], args.target)

@@ -3,7 +3,9 @@
 The task is made here: 16-class sequences (a class's pattern of 4 channels
 x 64, randomly shifted, plus noise; 5% of labels flipped), a small 1-D
 convolutional net (few parameters, much compute per sample), Adam at
---lr for every batch, fresh data every step.  Every --eval-seconds of
+--lr (times sqrt(batch / 16) with --lr-scale sqrt, the square-root rule
+AdaptDL applies to Adam, so a larger batch takes larger steps as Pollux's
+efficiency model assumes), fresh data every step.  Every --eval-seconds of
 training rank 0 measures the loss on 2048 held-out sequences (not counted
 as training time) and decides for both ranks; the run ends once that loss
 is at or below --target, or after --max-seconds of training.  Each step
@@ -70,7 +72,8 @@ def rank_main(args):
     model.register_comm_hook(None, CommTimer().ddp_comm_hook(norms=norms))
     m = args.batch
     local = m // world
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    lr = args.lr * (m / 16.0) ** 0.5 if args.lr_scale == "sqrt" else args.lr
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
     draw, (hx, hy) = make_task(torch)
     gen = torch.Generator().manual_seed(1000 + rank)
     loss_fn = torch.nn.functional.cross_entropy
@@ -114,7 +117,9 @@ def rank_main(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, required=True, help="global batch (2 ranks: half each)")
-    ap.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate, the same for every batch")
+    ap.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate at batch 16")
+    ap.add_argument("--lr-scale", choices=("none", "sqrt"), default="none",
+                    help="none: --lr at every batch; sqrt: --lr x sqrt(batch / 16)")
     ap.add_argument("--target", type=float, default=0.0, help="stop once the held-out loss is at most this")
     ap.add_argument("--eval-seconds", type=float, default=0.5, help="training seconds between held-out losses")
     ap.add_argument("--max-seconds", type=float, default=30.0, help="training seconds at most")

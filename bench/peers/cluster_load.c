@@ -285,7 +285,14 @@ static void run(struct load *l, const char *conninfo)
 		for (int i = 0; i < l->nodes; i++)
 			l->n[i].cursor = top;
 	}
-	t0 = now_s();
+	/* Connecting 1,000 nodes takes seconds: the schedule starts now, not before that (no burst of overdue pushes). */
+	t = now_s() - t0;
+	t0 += t;
+	for (int i = 0; i < l->nodes; i++) {
+		l->n[i].next_push += t;
+		l->n[i].next_pull += t;
+		l->n[i].last_pull += t;
+	}
 	end = t0 + l->seconds;
 	/* Runs the load, then lets the last trials propagate for 8 s more. */
 	while ((t = now_s()) < end + 8.0) {
