@@ -18,6 +18,11 @@ static const char sql_declared_save[] =
 	"INSERT INTO tuner_workloads (workload_id, objective, declared, updated) "
 	"SELECT workload_id, ?2, ?3, " NOW_SQL " FROM jobs WHERE id = ?1 "
 	"ON CONFLICT(workload_id, objective) DO UPDATE SET declared = excluded.declared, updated = excluded.updated";
+/* The goodput state rides on the workload's row; a declaration saved later keeps it (and the other way round). */
+static const char sql_goodput_save[] =
+	"INSERT INTO tuner_workloads (workload_id, objective, goodput, updated) "
+	"SELECT workload_id, ?2, ?3, " NOW_SQL " FROM jobs WHERE id = ?1 "
+	"ON CONFLICT(workload_id, objective) DO UPDATE SET goodput = excluded.goodput, updated = excluded.updated";
 static const char sql_phase_save[] =
 	"INSERT INTO tuner_phases (workload_id, objective, phase, settled, drift_t, updated) "
 	"SELECT workload_id, ?2, ?3, ?4, ?5, " NOW_SQL " FROM jobs WHERE id = ?1 "
@@ -37,7 +42,7 @@ static const char sql_load_pools[] =
 	"WHERE w.hw_class = ?1 AND t.n >= 2 AND abs(t.mean) < 1e308 AND abs(coalesce(t.m2, 0)) < 1e308 "
 	"GROUP BY t.workload_id, t.objective, t.phase, t.config, stale ORDER BY min(t.id), stale";
 static const char sql_load_workloads[] =
-	"SELECT tw.workload_id, w.name, w.params, tw.objective, tw.declared FROM tuner_workloads tw "
+	"SELECT tw.workload_id, w.name, w.params, tw.objective, tw.declared, tw.goodput FROM tuner_workloads tw "
 	"JOIN workloads w ON w.id = tw.workload_id WHERE w.hw_class = ?1";
 static const char sql_load_phases[] =
 	"SELECT tp.workload_id, tp.objective, tp.phase, tp.settled, tp.drift_t FROM tuner_phases tp "
@@ -83,22 +88,23 @@ int store_trial_add(struct store *st, const struct store_trial *tr)
 	return store_write(st, apply_trial_add, (void *)tr);
 }
 
-struct declared_row {
+/* A JSON text saved on the row of the job's workload and objective (declared knobs, goodput state). */
+struct workload_text_row {
 	int64_t job_id;
-	const char *objective, *declared;
+	const char *objective, *text;
 };
 
 static int apply_declared_save(struct store_conn *c, void *arg)
 {
-	const struct declared_row *r = arg;
+	const struct workload_text_row *r = arg;
 	sqlite3_stmt *s = store_stmt(c, sql_declared_save);
 
 	if (!s)
 		return STORE_EIO;
 	sqlite3_bind_int64(s, 1, r->job_id);
 	sqlite3_bind_text(s, 2, r->objective, -1, SQLITE_STATIC);
-	if (r->declared)
-		sqlite3_bind_text(s, 3, r->declared, -1, SQLITE_STATIC);
+	if (r->text)
+		sqlite3_bind_text(s, 3, r->text, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 3);
 	return step_write(c, s, "save declared knobs");
@@ -106,7 +112,7 @@ static int apply_declared_save(struct store_conn *c, void *arg)
 
 int store_tuner_declared_save(struct store *st, int64_t job_id, const char *objective, const char *declared_json)
 {
-	struct declared_row r = {job_id, objective, declared_json};
+	struct workload_text_row r = {job_id, objective, declared_json};
 	return store_write(st, apply_declared_save, &r);
 }
 
@@ -130,6 +136,25 @@ static int apply_phase_save(struct store_conn *c, void *arg)
 	sqlite3_bind_int(s, 4, r->settled ? 1 : 0);
 	sqlite3_bind_double(s, 5, r->drift_t);
 	return step_write(c, s, "save tuner phase");
+}
+
+static int apply_goodput_save(struct store_conn *c, void *arg)
+{
+	const struct workload_text_row *r = arg;
+	sqlite3_stmt *s = store_stmt(c, sql_goodput_save);
+
+	if (!s)
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, r->job_id);
+	sqlite3_bind_text(s, 2, r->objective, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, r->text, -1, SQLITE_STATIC);
+	return step_write(c, s, "save goodput state");
+}
+
+int store_tuner_goodput_save(struct store *st, int64_t job_id, const char *objective, const char *state_json)
+{
+	struct workload_text_row r = {job_id, objective, state_json};
+	return store_write(st, apply_goodput_save, &r);
 }
 
 int store_tuner_phase_save(struct store *st, int64_t job_id, const char *objective, const char *phase,
@@ -188,8 +213,8 @@ int store_tuner_load(struct store *st, const char *hw_class, json_t **out)
 	static const char *const tk[] = {"workload_id", "name", "params", "phase", "config", "objective",
 					 "stale", "trials", "steps", "sum", "sumsq", "sum_var"};
 	static const bool tj[] = {0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-	static const char *const wk[] = {"workload_id", "name", "params", "objective", "declared"};
-	static const bool wj[] = {0, 0, 1, 0, 1};
+	static const char *const wk[] = {"workload_id", "name", "params", "objective", "declared", "goodput"};
+	static const bool wj[] = {0, 0, 1, 0, 1, 1};
 	static const char *const pk[] = {"workload_id", "objective", "phase", "settled", "drift_t"};
 	static const bool pj[] = {0, 0, 0, 0, 0};
 	static const char *const jk[] = {"workload_id", "objective", "jobs"};
@@ -200,7 +225,7 @@ int store_tuner_load(struct store *st, const char *hw_class, json_t **out)
 
 	rc = query_rows(c, sql_load_pools, hw_class, 0, tk, tj, 12, &pools);
 	if (rc == STORE_OK)
-		rc = query_rows(c, sql_load_workloads, hw_class, 0, wk, wj, 5, &workloads);
+		rc = query_rows(c, sql_load_workloads, hw_class, 0, wk, wj, 6, &workloads);
 	if (rc == STORE_OK)
 		rc = query_rows(c, sql_load_phases, hw_class, 0, pk, pj, 5, &phases);
 	if (rc == STORE_OK)

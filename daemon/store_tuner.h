@@ -28,6 +28,8 @@ struct store_trial {
 int store_trial_add(struct store *st, const struct store_trial *tr);
 /* Records the knobs the job's workload was declared with (NULL: none). */
 int store_tuner_declared_save(struct store *st, int64_t job_id, const char *objective, const char *declared_json);
+/* Records what objective=goodput measured of the job's workload (tuner_goodput_state's JSON text). */
+int store_tuner_goodput_save(struct store *st, int64_t job_id, const char *objective, const char *state_json);
 /* Records a phase's state for the job's workload. */
 int store_tuner_phase_save(struct store *st, int64_t job_id, const char *objective, const char *phase,
 			   bool settled, double drift_t);
@@ -35,7 +37,7 @@ int store_tuner_phase_save(struct store *st, int64_t job_id, const char *objecti
 /*
  * Everything learned on this hardware class, as
  * {"pools":[{workload_id,name,params,phase,config,objective,stale,trials,steps,sum,sumsq,sum_var}],
- *  "workloads":[{workload_id,name,params,objective,declared}],
+ *  "workloads":[{workload_id,name,params,objective,declared,goodput}],
  *  "phases":[{workload_id,objective,phase,settled,drift_t}],
  *  "jobs":[{workload_id,objective,jobs}]}.
  * A pool is the trials of one config in one phase, before its drift

@@ -24,11 +24,11 @@
 
 /* A write queued under the lock and done after it (store calls may block). */
 struct tuner_write {
-	enum { WRITE_TRIAL, WRITE_PHASE, WRITE_DECLARED } kind;
+	enum { WRITE_TRIAL, WRITE_PHASE, WRITE_DECLARED, WRITE_GOODPUT } kind;
 	int64_t job_id;
 	enum objective objective;
 	char phase[TUNER_PHASE_MAX];
-	char *text;                   /* config (trial) or declared knobs; owned */
+	char *text;                   /* config (trial), declared knobs or goodput state; owned */
 	long n;
 	double mean, m2, t_start, t_end;
 	bool settled;
@@ -59,6 +59,8 @@ static void writes_flush(struct tuner *t, struct tuner_write *w)
 			rc = store_tuner_phase_save(t->st, w->job_id, tuner_objective_name(w->objective), w->phase, w->settled, w->drift_t);
 		} else if (t->st && w->kind == WRITE_DECLARED) {
 			rc = store_tuner_declared_save(t->st, w->job_id, tuner_objective_name(w->objective), w->text);
+		} else if (t->st && w->kind == WRITE_GOODPUT) {
+			rc = store_tuner_goodput_save(t->st, w->job_id, tuner_objective_name(w->objective), w->text);
 		}
 		if (rc != STORE_OK && rc != STORE_ENOTFOUND)
 			log_warnx("%s: job %lld: %s", __func__, (long long)w->job_id, store_strerror(rc));
@@ -90,6 +92,26 @@ static void queue_phase_state(struct tuner_write **wl, int64_t job_id, const str
 		return;
 	wr->settled = ph->settled;
 	wr->drift_t = ph->drift_t;
+	writes_push(wl, wr);
+}
+
+/*
+ * What objective=goodput measured, saved as each job of the workload ends,
+ * so a restart keeps the noise scale and the speed-ups (the trials are
+ * kept anyway).  Only for jobs that added to it.
+ */
+static void queue_goodput_state(struct tuner_write **wl, const struct tuner_job *j)
+{
+	struct tuner_write *wr;
+	char *state;
+
+	if (j->w->objective != OBJECTIVE_GOODPUT || !(state = tuner_goodput_state(j->w)))
+		return;
+	if (!(wr = write_new(WRITE_GOODPUT, j->id, j->w, ""))) {
+		free(state);
+		return;
+	}
+	wr->text = state;
 	writes_push(wl, wr);
 }
 
@@ -876,10 +898,13 @@ static int tuner_load(struct tuner *t)
 		return -1;
 	}
 	json_array_foreach(json_object_get(all, "workloads"), i, row) {
-		json_t *decl = json_object_get(row, "declared");
-		workload_new(t, json_integer_value(json_object_get(row, "workload_id")),
-			     json_string_value(json_object_get(row, "name")), json_object_get(row, "params"),
-			     json_string_value(json_object_get(row, "objective")), json_is_object(decl) ? decl : NULL);
+		json_t *decl = json_object_get(row, "declared"), *gp = json_object_get(row, "goodput");
+		struct tuner_workload *w =
+			workload_new(t, json_integer_value(json_object_get(row, "workload_id")),
+				     json_string_value(json_object_get(row, "name")), json_object_get(row, "params"),
+				     json_string_value(json_object_get(row, "objective")), json_is_object(decl) ? decl : NULL);
+		if (w && json_is_object(gp) && w->objective == OBJECTIVE_GOODPUT)
+			tuner_goodput_restore(w, gp);
 	}
 	json_array_foreach(json_object_get(all, "phases"), i, row) {
 		int64_t wid = json_integer_value(json_object_get(row, "workload_id"));
@@ -1158,6 +1183,7 @@ void tuner_job_end(struct tuner *t, int64_t job_id)
 		for (i = 0; i < j->nphases; i++)
 			if (j->phases[i].acc.n >= TRIAL_MIN_STEPS)
 				trial_record(j, j->phases[i].name, &j->phases[i].acc, &wl);
+		queue_goodput_state(&wl, j);
 		job_unlink(t, j);
 		job_free(j);
 	}

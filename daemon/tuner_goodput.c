@@ -127,6 +127,74 @@ void tuner_goodput_free(struct tuner_goodput *gp)
 	memset(gp, 0, sizeof(*gp));
 }
 
+/* ---- kept across restarts ---- */
+
+static bool all_finite(const double *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return false;
+	return true;
+}
+
+char *tuner_goodput_state(const struct tuner_workload *w)
+{
+	const struct goodput_noise *nz = &w->gp.noise;
+	const double nv[] = {nz->mean_g2, nz->mean_s, nz->m2_g2, nz->m2_s, nz->c_gs};
+	json_t *configs = json_array(), *state;
+	char *out = NULL;
+	size_t i;
+
+	if (!configs || (nz->n == 0 && w->gp.nconfigs == 0) || !all_finite(nv, 5)) {
+		json_decref(configs);
+		return NULL;
+	}
+	for (i = 0; i < w->gp.nconfigs; i++) {
+		const struct tuner_goodput_config *c = &w->gp.configs[i];
+		const double cv[] = {c->global_batch, c->sps_sum};
+		json_t *config;
+		if (c->cand < 0 || !all_finite(cv, 2))
+			continue;
+		if ((config = knobs_config_json(&w->sp, c->cand)))
+			json_array_append_new(configs, json_pack("{s:o, s:f, s:f, s:I}", "config", config, "global_batch",
+								 c->global_batch, "sps_sum", c->sps_sum, "n",
+								 (json_int_t)c->n));
+	}
+	state = json_pack("{s:{s:I, s:f, s:f, s:f, s:f, s:f}, s:o}", "noise", "n", (json_int_t)nz->n, "mean_g2",
+			  nv[0], "mean_s", nv[1], "m2_g2", nv[2], "m2_s", nv[3], "c_gs", nv[4], "configs", configs);
+	if (state)
+		out = json_dumps(state, JSON_COMPACT);
+	json_decref(state);
+	return out;
+}
+
+void tuner_goodput_restore(struct tuner_workload *w, const json_t *state)
+{
+	const json_t *nz = json_object_get(state, "noise"), *row;
+	struct tuner_goodput_config *c;
+	size_t i;
+
+	if (json_is_object(nz) && json_integer_value(json_object_get(nz, "n")) > 0) {
+		w->gp.noise = (struct goodput_noise){
+			.n = (long)json_integer_value(json_object_get(nz, "n")),
+			.mean_g2 = json_number_value(json_object_get(nz, "mean_g2")),
+			.mean_s = json_number_value(json_object_get(nz, "mean_s")),
+			.m2_g2 = json_number_value(json_object_get(nz, "m2_g2")),
+			.m2_s = json_number_value(json_object_get(nz, "m2_s")),
+			.c_gs = json_number_value(json_object_get(nz, "c_gs")),
+		};
+	}
+	json_array_foreach(json_object_get(state, "configs"), i, row) {
+		int cand = knobs_candidate_of(&w->sp, json_object_get(row, "config"), -1);
+		json_int_t n = json_integer_value(json_object_get(row, "n"));
+		if (cand < 0 || n <= 0 || !(c = config_get(&w->gp, cand)))
+			continue;
+		c->global_batch = json_number_value(json_object_get(row, "global_batch"));
+		c->sps_sum = json_number_value(json_object_get(row, "sps_sum"));
+		c->n = (long)n;
+	}
+}
+
 /*
  * The baseline raw and learning speed-up are measured against: the
  * default config (knobs_prior_candidate: each declared knob's "default",

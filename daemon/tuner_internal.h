@@ -164,6 +164,14 @@ double tuner_goodput_value(struct tuner_job *j, const struct sample *s, int cand
 /* The workload's goodput view (noise scale, baseline, per config raw and learning speed-up). */
 json_t *tuner_goodput_json(const struct tuner_workload *w);
 void tuner_goodput_free(struct tuner_goodput *gp);
+/*
+ * What objective=goodput measured of w (its noise accumulator, per config
+ * samples/s and global batch) as JSON text to keep across restarts
+ * (sql/012), to free(); NULL when there is nothing (or no memory).
+ */
+char *tuner_goodput_state(const struct tuner_workload *w);
+/* Takes back such a state; configs the workload's space cannot express are dropped. */
+void tuner_goodput_restore(struct tuner_workload *w, const json_t *state);
 
 /* Rendered recommend answers (tuner_cache.c); bounded: 64 x (1 KiB key + 16 KiB body) at most. */
 #define TUNER_CACHE_SLOTS 64

@@ -9,7 +9,8 @@ MIGRATIONS = \
 	sql/008_cluster_outbox.sql \
 	sql/009_ranks.sql \
 	sql/010_series_blocks_rowid.sql \
-	sql/011_sampler_flushed.sql
+	sql/011_sampler_flushed.sql \
+	sql/012_goodput_state.sql
 # The cluster store's schema on PostgreSQL, versioned the same way.
 CLUSTER_MIGRATIONS = \
 	sql/cluster/001_shared.sql

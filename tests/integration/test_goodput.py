@@ -152,6 +152,18 @@ def main():
             row = gp["configs"][0]
             assert row["efficiency"] is None and row["learning_speedup"] is None, row
             assert row["global_batch"] is None, row
+
+        @tap.test("a restart keeps the noise scale and every config's raw and learning speed-up")
+        def _():
+            before = view(d, "gp-small-noise", "goodput")["goodput"]
+            d.stop()
+            d.start()
+            after = view(d, "gp-small-noise", "goodput")["goodput"]
+            assert after["ranked_by"] == "goodput", after
+            assert after["noise_scale"] == before["noise_scale"] and after["noise_steps"] == before["noise_steps"], \
+                (before, after)
+            assert after["configs"] == before["configs"], (before["configs"], after["configs"])
+            assert recommend(d, "gp-small-noise", "goodput")["config"]["batch"] == 32
     tap.done()
 
 
