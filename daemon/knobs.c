@@ -4,6 +4,7 @@
  * candidates into JSON configs and model features, and the filters that keep
  * proposals to what a job can run.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,6 +548,15 @@ void knobs_filter_all(const struct knob_space *sp, struct knob_filter *f)
 		f->allowed[i] = sp->knobs[i].nvalues >= 32 ? 0xffffffffu : ((1u << sp->knobs[i].nvalues) - 1u);
 }
 
+/* The knob's integer value in c, or 1 when the space has no such integer knob. */
+static long int_value_or_1(const struct knob_space *sp, const struct knob_config *c, const char *name)
+{
+	for (int i = 0; i < sp->nknobs; i++)
+		if (sp->knobs[i].type == KNOB_INT && strcmp(sp->knobs[i].name, name) == 0)
+			return sp->knobs[i].ivalues[c->idx[i]];
+	return 1;
+}
+
 bool knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f, int cand)
 {
 	struct knob_config c;
@@ -556,7 +566,9 @@ bool knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f,
 	for (i = 0; i < sp->nknobs; i++)
 		if (!(f->allowed[i] & (1u << c.idx[i])))
 			return false;
-	return true;
+	/* Each rank runs its own intra-op team: more threads than CPUs is oversubscription, not a layout. */
+	return f->layout_cpus <= 0 ||
+	       int_value_or_1(sp, &c, "ranks") * int_value_or_1(sp, &c, "intra_threads") <= f->layout_cpus;
 }
 
 void knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f, int cand)
@@ -570,9 +582,28 @@ void knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f,
 			f->allowed[i] &= 1u << c.idx[i];
 }
 
+static int knob_index(const struct knob_space *sp, const char *name)
+{
+	for (int i = 0; i < sp->nknobs; i++)
+		if (strcmp(sp->knobs[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* The smallest value an integer knob's allowed bits leave. */
+static long smallest_allowed(const struct knob *k, uint32_t allowed)
+{
+	long v = LONG_MAX;
+
+	for (int j = 0; j < k->nvalues; j++)
+		if ((allowed & (1u << j)) && k->ivalues[j] < v)
+			v = k->ivalues[j];
+	return v;
+}
+
 int knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, const struct knob_topology *topo)
 {
-	int i, j, rc = 0;
+	int i, j, r, rc = 0;
 
 	for (i = 0; i < sp->nknobs; i++) {
 		const struct knob *k = &sp->knobs[i];
@@ -594,6 +625,18 @@ int knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, co
 			f->allowed[i] = 1u; /* nothing fits: the smallest value, and the caller says so */
 			rc = -1;
 		}
+	}
+	/*
+	 * Layouts: as the thread range, only what the node chose (a declared
+	 * intra_threads range is the job's own business), and only when the
+	 * smallest layout fits, so the limit never empties the space.
+	 */
+	if (topo->cpus_allowed > 0 && (r = knob_index(sp, "ranks")) >= 0 && (i = knob_index(sp, "intra_threads")) >= 0 &&
+	    sp->knobs[r].type == KNOB_INT && sp->knobs[i].type == KNOB_INT && !sp->knobs[i].declared) {
+		long ranks = smallest_allowed(&sp->knobs[r], f->allowed[r]);
+		long intra = smallest_allowed(&sp->knobs[i], f->allowed[i]);
+		if (ranks <= topo->cpus_allowed && intra <= topo->cpus_allowed && ranks * intra <= topo->cpus_allowed)
+			f->layout_cpus = topo->cpus_allowed;
 	}
 	return rc;
 }

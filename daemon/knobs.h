@@ -51,6 +51,7 @@ struct knob_config {
 /* Allowed values per knob (bit i: value index i). */
 struct knob_filter {
 	uint32_t allowed[KNOB_MAX];
+	int layout_cpus;      /* > 0: ranks x intra_threads may not exceed it (knobs_filter_topology) */
 };
 
 /* What the topology prior and the node-derived ranges need to know. */
@@ -124,8 +125,10 @@ bool knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f,
 void knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f, int cand);
 /*
  * Narrows to what a job may run: threads within the CPUs it may use unless
- * it declared its own range, at most gpus_free GPUs.  Returns -1 when a knob
- * had no value left (it is then held at its smallest value), else 0.
+ * it declared its own range, at most gpus_free GPUs, and where the space
+ * has a `ranks` knob (ranks on this node: `dlprofctl run --ranks auto`)
+ * layouts of ranks x intra_threads within those CPUs.  Returns -1 when a
+ * knob had no value left (it is then held at its smallest value), else 0.
  */
 int knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, const struct knob_topology *topo);
 

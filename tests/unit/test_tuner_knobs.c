@@ -144,6 +144,46 @@ static void test_filter_no_gpu_left(void **state)
 	assert_int_equal(f.allowed[knobs_find(&sp, "gpus")], 1u);
 }
 
+/* Ranks x threads per rank: a layout above the CPUs is oversubscription and never proposed. */
+static void test_filter_layouts(void **state)
+{
+	struct knob_topology t = big;
+	struct knob_space sp;
+	struct knob_filter f;
+	int c, allowed = 0, over = 0;
+
+	(void)state;
+	t.cpus_allowed = 16;
+	build(&sp, &t, "{\"ranks\":{\"values\":[1,2,4,8,16]}}");
+	knobs_filter_all(&sp, &f);
+	assert_int_equal(knobs_filter_topology(&sp, &f, &t), 0);
+	for (c = 0; c < sp.ncand; c++) {
+		long layout = knobs_int_value(&sp, c, "ranks", 0) * knobs_int_value(&sp, c, "intra_threads", 0);
+		if (knobs_filter_pass(&sp, &f, c)) {
+			assert_true(layout <= 16);
+			allowed++;
+		} else if (layout > 16 && knobs_int_value(&sp, c, "intra_threads", 0) <= 16) {
+			over++;
+		}
+	}
+	/* 16x1, 8x2, 4x4, 2x8, 1x16 and the layouts below them stay; 16x16, 4x8, ... go. */
+	assert_true(allowed > 0 && over > 0);
+	c = knobs_prior_candidate(&sp);
+	assert_true(knobs_filter_pass(&sp, &f, c));
+	/* Without a ranks knob, intra x inter-op is not limited (an inter-op pool may pay off). */
+	build(&sp, &two_cpus, NULL);
+	knobs_filter_all(&sp, &f);
+	assert_int_equal(knobs_filter_topology(&sp, &f, &two_cpus), 0);
+	assert_int_equal(f.layout_cpus, 0);
+	/* A declared thread range is the job's own: no layout limit either. */
+	build(&sp, &two_cpus, "{\"ranks\":{\"values\":[1,2]},\"intra_threads\":{\"values\":[2,4]}}");
+	knobs_filter_all(&sp, &f);
+	assert_int_equal(knobs_filter_topology(&sp, &f, &two_cpus), 0);
+	for (c = 0, allowed = 0; c < sp.ncand; c++)
+		allowed += knobs_filter_pass(&sp, &f, c);
+	assert_int_equal(allowed, sp.ncand);
+}
+
 static void test_bad_declarations(void **state)
 {
 	static const char *const bad[] = {
@@ -265,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_declared_range_replaces),
 		cmocka_unit_test(test_filter_topology_caps),
 		cmocka_unit_test(test_filter_no_gpu_left),
+		cmocka_unit_test(test_filter_layouts),
 		cmocka_unit_test(test_bad_declarations),
 		cmocka_unit_test(test_encode_decode_json),
 		cmocka_unit_test(test_space_json_roundtrip),
