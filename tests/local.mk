@@ -54,6 +54,12 @@ tests_unit_test_jobs_LDADD = $(UNIT_LDADD)
 tests_unit_test_peer_uid_SOURCES = tests/unit/test_peer_uid.c
 tests_unit_test_peer_uid_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_peer_uid_LDADD = $(UNIT_LDADD)
+# A job's share of the node's CPU energy (energy.c).
+check_PROGRAMS += tests/unit/test_energy
+TESTS += tests/unit/test_energy
+tests_unit_test_energy_SOURCES = tests/unit/test_energy.c
+tests_unit_test_energy_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_energy_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
