@@ -97,6 +97,9 @@ EXTRA_DIST += tests/integration/test_allocator.py
 TESTS += tests/integration/test_startup.py
 EXTRA_DIST += tests/integration/test_startup.py
 TESTS += tests/integration/test_prometheus.py
+# A job's energy (RAPL fixture counters advanced by the test, the NVML double) in its view, report and /metrics.
+TESTS += tests/integration/test_energy.py
+EXTRA_DIST += tests/integration/test_energy.py
 EXTRA_DIST += tests/integration/test_prometheus.py
 # The cluster store: daemons sharing what they learn through a private PostgreSQL.
 TESTS += tests/integration/test_cluster.py
