@@ -172,7 +172,7 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 		return;
 	}
 	redact_for(req, job);
-	json_object_set_new(job, "energy", energy_report_json(req->app, id, json_object_get(job, "latest")));
+	json_object_set_new(job, "energy", energy_report_json(req->app, job));
 	http_reply_json(resp, 200, job);
 }
 

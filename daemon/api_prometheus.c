@@ -22,6 +22,7 @@
 #include "sampler.h"
 #include "stats.h"
 #include "store.h"
+#include "store_series.h"
 
 static const char *const scope_prefix[] = {
 	[METRIC_NODE] = "dlprofd_node_",
@@ -179,9 +180,10 @@ put_job_energy(FILE *out, struct app *app, const struct sampler_snapshot *snap)
 {
 	static const char *const source[] = {"cpu", "gpu"};
 	static const char *const sample[] = {"energy.cpu_joules", "energy.gpu_joules"};
+	struct store_running_job *running = NULL;
 	double j, total, samples;
-	int head = 0, eff_head = 0, r;
-	size_t i, k;
+	int head = 0, eff_head = 0, r, listed = 0;
+	size_t i, k, nrunning = 0;
 
 	for (i = 0; i < snap->njobs; i++) {
 		for (k = 0, total = 0; k < 2; k++) {
@@ -196,7 +198,15 @@ put_job_energy(FILE *out, struct app *app, const struct sampler_snapshot *snap)
 			put_job_labels(out, &snap->jobs[i]);
 			fprintf(out, ",source=\"%s\"} %.17g\n", source[k], j);
 		}
-		if (!(total > 0) || !isfinite(samples = energy_job_samples(app->store, snap->jobs[i].id, &r)))
+		if (!(total > 0))
+			continue;
+		/* Their start bounds the samples read: once a scrape, and only for a job with energy. */
+		if (!listed++ && store_jobs_running(app->store, &running, &nrunning) != STORE_OK)
+			break;
+		for (k = 0; k < nrunning && running[k].id != snap->jobs[i].id; k++)
+			;
+		if (k == nrunning ||
+		    !isfinite(samples = energy_job_samples(app->store, snap->jobs[i].id, running[k].started, NAN, &r)))
 			continue;
 		if (!eff_head++)
 			family_head(out, "dlprofd_job_", "samples_per_joule", "gauge",
@@ -205,6 +215,7 @@ put_job_energy(FILE *out, struct app *app, const struct sampler_snapshot *snap)
 		put_job_labels(out, &snap->jobs[i]);
 		fprintf(out, "} %.17g\n", samples / total);
 	}
+	free(running);
 }
 
 /* One series per verdict active now (diag_report.h): kinds are a fixed set, so labels stay bounded. */

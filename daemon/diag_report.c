@@ -552,7 +552,7 @@ diag_report(struct app *app, int64_t id, json_t **out)
 			 json_object_get(jd->job, "workload"), "state", jd->running ? "running" : "ended", "from",
 			 jd->from, "to", jd->to, "headline", headline(jd, verdicts, &o), "verdicts", verdicts,
 			 "undecided", undecided, "ranks", ranks, "energy",
-			 energy_report_json(app, id, json_object_get(jd->job, "latest")));
+			 energy_report_json(app, jd->job));
 	json_decref(jd->job);
 	free(jd);
 	return *out != NULL ? STORE_OK : STORE_EIO;

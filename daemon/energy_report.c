@@ -8,32 +8,52 @@
 #include <string.h>
 
 #include "app.h"
+#include "clock.h"
 #include "energy_report.h"
 #include "sampler.h"
 #include "store.h"
 #include "store_series.h"
 
-double
-energy_job_samples(struct store *st, int64_t id, int *r)
+/* The series' points over [from, to]; *r the store's answer.  The caller frees them. */
+static json_t *
+throughput_points(struct store *st, int64_t id, double from, double to, int *r)
 {
-	struct store_series_query q = {.job_id = id, .name = "samples_per_s"};
+	struct store_series_query q = {.job_id = id, .name = "samples_per_s", .has_from = true, .has_to = true,
+				       .from = from, .to = to};
 	struct store_series_answer a;
-	double samples = 0, t, prev_t = NAN;
-	json_t *p;
-	size_t i;
 
 	if ((*r = store_series(st, &q, &a)) != STORE_OK)
+		return NULL;
+	json_decref(a.bands);
+	return a.points;
+}
+
+double
+energy_job_samples(struct store *st, int64_t id, double started, double ended, int *r)
+{
+	double from = started - ENERGY_LOOKBACK_S, to = isfinite(ended) ? ended + 1 : clock_now_s() + 1;
+	double samples = 0, t, prev_t = NAN, first, width = (to - from) / STORE_SERIES_MAX_POINTS;
+	json_t *pts, *p;
+	size_t i, n;
+
+	if ((pts = throughput_points(st, id, from, to, r)) == NULL)
 		return NAN;
-	json_array_foreach(a.points, i, p) {
+	/* The look-back makes buckets wide: read again from the first one, in buckets as narrow as the job allows. */
+	first = json_number_value(json_array_get(json_array_get(pts, 0), 0));
+	if (json_array_size(pts) > 0 && first - width > from) {
+		json_decref(pts);
+		if ((pts = throughput_points(st, id, first - width, to, r)) == NULL)
+			return NAN;
+	}
+	json_array_foreach(pts, i, p) {
 		t = json_number_value(json_array_get(p, 0));
 		if (i > 0 && t > prev_t)
 			samples += json_number_value(json_array_get(p, 1)) * (t - prev_t);
 		prev_t = t;
 	}
-	i = json_array_size(a.points);
-	json_decref(a.points);
-	json_decref(a.bands);
-	return i >= 2 ? samples : NAN;
+	n = json_array_size(pts);
+	json_decref(pts);
+	return n >= 2 ? samples : NAN;
 }
 
 /* Why collector name gives no figure: its reason when it is not available, else fallback. */
@@ -65,8 +85,9 @@ number_or_null(double v)
 }
 
 json_t *
-energy_report_json(struct app *app, int64_t id, const json_t *latest)
+energy_report_json(struct app *app, const json_t *job)
 {
+	const json_t *latest = json_object_get(job, "latest"), *ended = json_object_get(job, "ended");
 	json_t *cpu = json_object_get(latest, "energy.cpu_joules"), *gpu = json_object_get(latest, "energy.gpu_joules");
 	json_t *out, *why = json_object();
 	double joules = NAN, samples;
@@ -78,7 +99,9 @@ energy_report_json(struct app *app, int64_t id, const json_t *latest)
 		json_object_set_new(why, "cpu", collector_why(app, "rapl", "no CPU energy attributed to the job yet"));
 	if (!json_is_number(gpu))
 		json_object_set_new(why, "gpu", collector_why(app, "nvml", "no process of the job ran on a GPU"));
-	samples = energy_job_samples(app->store, id, &r);
+	samples = energy_job_samples(app->store, json_integer_value(json_object_get(job, "id")),
+				     json_number_value(json_object_get(job, "started")),
+				     json_is_number(ended) ? json_number_value(ended) : NAN, &r);
 	if (!isfinite(joules))
 		json_object_set_new(why, "samples_per_joule", json_string("no energy measured for the job"));
 	else if (!isfinite(samples))

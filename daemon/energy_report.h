@@ -14,21 +14,28 @@
 struct app;
 struct store;
 
+/* Samples stamped this long before a job's registration still count as its own (as the dashboard shows them). */
+#define ENERGY_LOOKBACK_S 86400.0
+
 /*
  * The samples job id processed: the throughput it reported (samples_per_s)
  * integrated over time, each value standing for the time since the report
- * before it (the dlprof client reports samples over the step they took).
- * NAN when it reported fewer than two values; *r a store error otherwise.
+ * before it (the dlprof client reports samples over the step they took),
+ * from ENERGY_LOOKBACK_S before started to ended (NAN: running).  A long
+ * series is read in buckets (store_series), each bucket's mean standing for
+ * the time since the bucket before.  NAN when it reported fewer than two
+ * values or *r is a store error.
  */
-double energy_job_samples(struct store *st, int64_t id, int *r);
+double energy_job_samples(struct store *st, int64_t id, double started, double ended, int *r);
 
 /*
  * {"cpu_joules","gpu_joules","joules","kwh","samples","samples_per_joule"
- * [,"unavailable":{"cpu"|"gpu"|"samples_per_joule": why}]} for job id,
- * whose latest values (its view's "latest" object) hold its energy totals.
+ * [,"unavailable":{"cpu"|"gpu"|"samples_per_joule": why}]} for a job, from
+ * its view (store_job_get: id, started, ended, and latest, which holds its
+ * energy totals).
  * A figure not known is null and says why under "unavailable".  NULL when
  * out of memory; a store error reading the samples leaves them null.
  */
-json_t *energy_report_json(struct app *app, int64_t id, const json_t *latest);
+json_t *energy_report_json(struct app *app, const json_t *job);
 
 #endif
