@@ -13,6 +13,7 @@ showing 0.  TAP output.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,6 +144,17 @@ try:
             assert e["cpu_joules"] > 0 and abs(e["samples"] - 300.0) < 1e-6, e
             assert e["samples_per_joule"] > 0, e
 
+        @tap.test("dlprofctl report JOB prints the job's joules and samples per joule")
+        def _():
+            p = subprocess.run([os.path.join(BUILDDIR, "tools", "dlprofctl"), "-u", d.url, "report", str(jid)],
+                               capture_output=True, text=True, timeout=30)
+            assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+            m = re.search(r"^  energy: joules=(\S+) \((\S+) kWh\) cpu_joules=(\S+) gpu_joules=(\S+) "
+                          r"samples_per_joule=(\S+)$", p.stdout, re.M)
+            assert m, p.stdout
+            joules, spj = float(m.group(1)), float(m.group(5))
+            assert joules > 0 and abs(spj * joules - 300.0) < 300.0 * 1e-5, p.stdout
+
         @tap.test("/metrics: zones, the node's CPU energy, the job's energy by source and samples per joule")
         def _():
             def scraped():
@@ -184,6 +196,9 @@ try:
             assert e["cpu_joules"] is None, e
             assert "no powercap interface" in e["unavailable"]["cpu"], e
             assert "energy.cpu_joules" not in job["latest"], job["latest"]
+            p = subprocess.run([os.path.join(BUILDDIR, "tools", "dlprofctl"), "-u", d.url, "report", str(jid)],
+                               capture_output=True, text=True, timeout=30)
+            assert "    cpu_joules not measured: rapl unavailable: no powercap interface" in p.stdout, p.stdout
 finally:
     if counters is not None:
         counters.stop.set()
