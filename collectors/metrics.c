@@ -32,8 +32,10 @@ const struct metric_info metric_catalogue[] = {
 	{"sched.runnable", N, "tasks", "runnable_tasks", G, 1, "Tasks runnable now"},
 	{"energy.cpu_joules", N, "J", "cpu_energy_joules_total", C, 1,
 	 "Energy of the CPU packages and DRAM (RAPL) since dlprofd started counting"},
-	{"power.cpu_watts", N, "W", "cpu_power_watts", G, 1, "Power of the CPU packages and DRAM (RAPL) over the last interval"},
-	{"energy.gpu_joules", N, "J", "gpu_energy_joules_total", C, 1, "Energy of the node's GPUs since dlprofd started counting"},
+	{"power.cpu_watts", N, "W", "cpu_power_watts", G, 1,
+	 "Power of the CPU packages and DRAM (RAPL) over the last interval"},
+	{"energy.gpu_joules", N, "J", "gpu_energy_joules_total", C, 1,
+	 "Energy of the node's GPUs since dlprofd started counting"},
 
 	{"cpu.cores", J, "cores", "cpu_cores", G, 1, "CPU used by the job's processes over the last interval, in cores"},
 	{"cpu.user_cores", J, "cores", "cpu_user_cores", G, 1, "User-mode CPU of the job, in cores"},
@@ -90,11 +92,13 @@ const struct metric_info metric_catalogue[] = {
 	{"power_watts", METRIC_GPU, "W", "power_watts", G, 1, "Power draw"},
 	{"temperature_celsius", METRIC_GPU, "°C", "temperature_celsius", G, 1, "GPU temperature"},
 	{"sm_clock_hz", METRIC_GPU, "Hz", "sm_clock_hertz", G, 1, "SM clock"},
-	{"energy_joules", METRIC_GPU, "J", "energy_joules_total", C, 1, "Energy the GPU used since dlprofd started counting"},
+	{"energy_joules", METRIC_GPU, "J", "energy_joules_total", C, 1,
+	 "Energy the GPU used since dlprofd started counting"},
 	{"mem_used_bytes", METRIC_MIG, "bytes", "mig_memory_used_bytes", G, 1, "Memory used in a MIG instance"},
 	{"mem_total_bytes", METRIC_MIG, "bytes", "mig_memory_total_bytes", G, 1, "Memory of a MIG instance"},
 	{"energy_joules", METRIC_ZONE, "J", "energy_joules_total", C, 1,
-	 "Energy of a RAPL zone since dlprofd started counting (zones nest: psys holds the packages, a package its core)"},
+	 "Energy of a RAPL zone since dlprofd started counting (zones nest: psys holds the packages, "
+	 "a package its core)"},
 	{"power_watts", METRIC_ZONE, "W", "power_watts", G, 1, "Power of a RAPL zone over the last interval"},
 };
 

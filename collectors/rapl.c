@@ -55,7 +55,8 @@ rapl_zone_dir(const char *name, int *depth)
 	const char *p = name + strlen(RAPL_PREFIX);
 	int parts = 0;
 
-	if (strncmp(name, RAPL_PREFIX, strlen(RAPL_PREFIX)) != 0 || strlen(name) >= sizeof(((struct rapl_zone *)0)->dir))
+	if (strncmp(name, RAPL_PREFIX, strlen(RAPL_PREFIX)) != 0 ||
+	    strlen(name) >= sizeof(((struct rapl_zone *)0)->dir))
 		return 0;
 	while (*p != '\0') {
 		if (*p < '0' || *p > '9')
@@ -207,7 +208,8 @@ rapl_probe(struct rapl_ctx *c, char *why, size_t why_len)
 		return -1;
 	}
 	if (k < c->nzones)
-		snprintf(why, why_len, "%zu of %zu RAPL zones unreadable (%s)", c->nzones - k, c->nzones, strerror(err));
+		snprintf(why, why_len, "%zu of %zu RAPL zones unreadable (%s)", c->nzones - k, c->nzones,
+			 strerror(err));
 	c->nzones = k;
 	return 0;
 }
@@ -270,9 +272,9 @@ rapl_describe(void *ctx)
 	size_t i;
 
 	for (i = 0; zones != NULL && i < c->nzones; i++)
-		json_array_append_new(zones, json_pack("{s:s,s:s,s:b,s:f}", "zone", c->zone[i].key, "dir", c->zone[i].dir,
-						       "in_node_total", c->zone[i].counted, "max_energy_range_uj",
-						       c->zone[i].range_uj));
+		json_array_append_new(zones, json_pack("{s:s,s:s,s:b,s:f}", "zone", c->zone[i].key, "dir",
+						       c->zone[i].dir, "in_node_total", c->zone[i].counted,
+						       "max_energy_range_uj", c->zone[i].range_uj));
 	return json_pack("{s:o*}", "zones", zones);
 }
 

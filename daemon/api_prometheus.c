@@ -210,7 +210,8 @@ put_job_energy(FILE *out, struct app *app, const struct sampler_snapshot *snap)
 			continue;
 		if (!eff_head++)
 			family_head(out, "dlprofd_job_", "samples_per_joule", "gauge",
-				    "Samples the job processed (its reported throughput over time) per joule attributed to it");
+				    "Samples the job processed (its reported throughput over time) per joule attributed "
+				    "to it");
 		fputs("dlprofd_job_samples_per_joule{", out);
 		put_job_labels(out, &snap->jobs[i]);
 		fprintf(out, "} %.17g\n", samples / total);

@@ -94,7 +94,8 @@ energy_report_json(struct app *app, const json_t *job)
 	int r;
 
 	if (json_is_number(cpu) || json_is_number(gpu))
-		joules = (json_is_number(cpu) ? json_number_value(cpu) : 0) + (json_is_number(gpu) ? json_number_value(gpu) : 0);
+		joules = (json_is_number(cpu) ? json_number_value(cpu) : 0) +
+			 (json_is_number(gpu) ? json_number_value(gpu) : 0);
 	if (!json_is_number(cpu))
 		json_object_set_new(why, "cpu", collector_why(app, "rapl", "no CPU energy attributed to the job yet"));
 	if (!json_is_number(gpu))

@@ -46,7 +46,10 @@ print_verdict(FILE *out, const json_t *v)
 	print_evidence(out, json_object_get(json_object_get(v, "evidence"), "figures"));
 }
 
-/* "energy: joules=... (... kWh) cpu_joules=... gpu_joules=... samples_per_joule=...", a figure not measured with why. */
+/*
+ * "energy: joules=... (... kWh) cpu_joules=... gpu_joules=... samples_per_joule=...",
+ * then each figure not measured with why.
+ */
 static void
 print_energy(FILE *out, const json_t *e)
 {
@@ -67,7 +70,8 @@ print_energy(FILE *out, const json_t *e)
 	fputc('\n', out);
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (json_is_string(json_object_get(why, why_keys[i])))
-			fprintf(out, "    %s not measured: %s\n", keys[i], json_string_value(json_object_get(why, why_keys[i])));
+			fprintf(out, "    %s not measured: %s\n", keys[i],
+				json_string_value(json_object_get(why, why_keys[i])));
 }
 
 void
