@@ -45,6 +45,7 @@ struct rapl_ctx {
 	struct rapl_zone zone[RAPL_MAX_ZONES];
 	size_t nzones;
 	double prev_mono;              /* the last sample's tick; 0: none yet */
+	int counted;                   /* a package or DRAM zone reads: the node's CPU energy is measured */
 	double node_joules;            /* the counted zones' joules since the first sample */
 };
 
@@ -211,6 +212,11 @@ rapl_probe(struct rapl_ctx *c, char *why, size_t why_len)
 		snprintf(why, why_len, "%zu of %zu RAPL zones unreadable (%s)", c->nzones - k, c->nzones,
 			 strerror(err));
 	c->nzones = k;
+	for (i = 0; i < k; i++)
+		c->counted |= c->zone[i].counted;
+	/* psys alone holds more than the CPUs: the zones are shown, the node's CPU energy is not made up. */
+	if (!c->counted)
+		snprintf(why, why_len, "no package or DRAM zone readable: the node's CPU energy is not measured");
 	return 0;
 }
 
@@ -257,8 +263,9 @@ rapl_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 			collector_put(out, 0, collector_resolved(dj / dt, 1e-6 / dt), "rapl.%s.power_watts", z->key);
 	}
 	c->node_joules += node_dj;
-	collector_put(out, 0, c->node_joules, "energy.cpu_joules");
-	if (dt > 0)
+	if (c->counted)
+		collector_put(out, 0, c->node_joules, "energy.cpu_joules");
+	if (c->counted && dt > 0)
 		collector_put(out, 0, collector_resolved(node_dj / dt, 1e-6 / dt), "power.cpu_watts");
 	c->prev_mono = out->mono;
 	return COLLECTOR_OK;

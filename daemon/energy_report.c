@@ -56,11 +56,12 @@ energy_job_samples(struct store *st, int64_t id, double started, double ended, i
 	return n >= 2 ? samples : NAN;
 }
 
-/* Why collector name gives no figure: its reason when it is not available, else fallback. */
+/* Why collector name gives no figure: its reason when it is not available or works in part, else fallback. */
 static json_t *
 collector_why(struct app *app, const char *name, const char *fallback)
 {
 	json_t *cols = app->sampler != NULL ? sampler_collectors_json(app->sampler) : NULL, *c, *why = NULL;
+	const char *reason;
 	size_t i;
 
 	json_array_foreach(cols, i, c) {
@@ -68,8 +69,12 @@ collector_why(struct app *app, const char *name, const char *fallback)
 		const char *cname = json_string_value(json_object_get(c, "name"));
 		if (cname == NULL || strcmp(cname, name) != 0 || status == NULL)
 			continue;
+		reason = json_string_value(json_object_get(c, "reason"));
 		if (strcmp(status, "available") != 0)
-			why = json_sprintf("%s %s: %s", name, status, json_string_value(json_object_get(c, "reason")));
+			why = json_sprintf("%s %s: %s", name, status, reason != NULL ? reason : "");
+		else if (reason != NULL && reason[0] != '\0')
+			/* Available in part: its note ("no package or DRAM zone readable ...") is why. */
+			why = json_sprintf("%s: %s", name, reason);
 		break;
 	}
 	json_decref(cols);

@@ -245,6 +245,33 @@ partly_unreadable_keeps_the_rest(void **state)
 }
 
 static void
+psys_alone_is_no_cpu_energy(void **state)
+{
+	struct tree *t = *state;
+	struct collector_out out = {0};
+	char cmd[256], why[512] = "";
+	void *ctx;
+
+	/* Only the platform zone: it holds more than the CPUs, so it is not the node's CPU energy. */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/class/powercap/intel-rapl:0* '%s'/class/powercap/intel-rapl:1*", t->dir,
+		 t->dir);
+	assert_int_equal(system(cmd), 0);
+	ctx = init_at(t->dir, why, sizeof(why));
+	assert_non_null(ctx);
+	assert_non_null(strstr(why, "no package or DRAM zone readable"));
+	collector_out_reset(&out, 1.0, 1.0);
+	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
+	set_uj(t, "intel-rapl:2", "6000000");
+	collector_out_reset(&out, 2.0, 2.0);
+	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_float_equal(value_of(&out, "rapl.psys.energy_joules"), 1.0, 1e-9);
+	assert_true(isnan(value_of(&out, "energy.cpu_joules")));
+	assert_true(isnan(value_of(&out, "power.cpu_watts")));
+	collector_rapl.fini(ctx);
+	collector_out_free(&out);
+}
+
+static void
 no_powercap_says_why(void **state)
 {
 	char why[512] = "", path[1024];
@@ -278,6 +305,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(joules_watts_and_wrap, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(unreadable_counters_say_why, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(partly_unreadable_keeps_the_rest, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(psys_alone_is_no_cpu_energy, tree_setup, tree_teardown),
 		cmocka_unit_test(no_powercap_says_why),
 		cmocka_unit_test_setup_teardown(no_zone_says_why, tree_setup, tree_teardown),
 	};
