@@ -27,27 +27,6 @@ struct tree {
 };
 
 static int
-tree_setup(void **state)
-{
-	struct tree *t = calloc(1, sizeof(*t));
-	char dst[128];
-
-	if (t == NULL)
-		return -1;
-	snprintf(t->dir, sizeof(t->dir), "/tmp/dlprof-rapl-XXXXXX");
-	if (mkdtemp(t->dir) == NULL)
-		return -1;
-	chmod(t->dir, 0755);
-	snprintf(dst, sizeof(dst), "%s/class", t->dir);
-	mkdir(dst, 0755);
-	snprintf(dst, sizeof(dst), "%s/class/powercap", t->dir);
-	if (fixture_install("sys-rapl/class/powercap", dst) < 0)
-		return -1;
-	*state = t;
-	return 0;
-}
-
-static int
 tree_teardown(void **state)
 {
 	struct tree *t = *state;
@@ -57,6 +36,32 @@ tree_teardown(void **state)
 	if (system(cmd) != 0)
 		return -1;
 	free(t);
+	return 0;
+}
+
+static int
+tree_setup(void **state)
+{
+	struct tree *t = calloc(1, sizeof(*t));
+	char dst[128];
+
+	if (t == NULL)
+		return -1;
+	snprintf(t->dir, sizeof(t->dir), "/tmp/dlprof-rapl-XXXXXX");
+	if (mkdtemp(t->dir) == NULL) {
+		free(t);
+		return -1;
+	}
+	*state = t;
+	chmod(t->dir, 0755);
+	snprintf(dst, sizeof(dst), "%s/class", t->dir);
+	mkdir(dst, 0755);
+	snprintf(dst, sizeof(dst), "%s/class/powercap", t->dir);
+	/* cmocka runs no teardown after a failed setup: the tree goes here. */
+	if (fixture_install("sys-rapl/class/powercap", dst) < 0) {
+		tree_teardown(state);
+		return -1;
+	}
 	return 0;
 }
 
