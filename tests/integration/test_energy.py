@@ -174,6 +174,12 @@ try:
             spj = metric_value(text, "dlprofd_job_samples_per_joule", labels)
             # The scrape reads the joules of one tick; the samples are fixed: 300 / joules.
             assert spj > 0 and abs(spj * (cpu + gpu) - 300.0) < 1e-6, (spj, cpu, gpu)
+            promtool = shutil.which("promtool")
+            if promtool:
+                # Lint problems (naming advice) are not format errors: only exit status 1 with an error line fails.
+                p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+                errors = [line for line in (p.stdout + p.stderr).splitlines() if "error" in line.lower()]
+                assert not errors, errors
         busy_pid = busy.pid
     counters.stop.set()
 
