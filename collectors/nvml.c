@@ -324,6 +324,8 @@ nvml_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 		if ((rc = c->api.utilization(c->dev[i], &u)) != NVML_SUCCESS ||
 		    (rc = c->api.memory(c->dev[i], &m)) != NVML_SUCCESS) {
 			snprintf(why, why_len, "GPU %u: %s", i, c->api.error_string(rc));
+			/* The GPUs before it counted up to now: the next tick must not count the same span again. */
+			c->prev_mono = out->mono;
 			return COLLECTOR_TRANSIENT;
 		}
 		collector_put(out, 0, u.gpu, "gpu.%u.util_percent", i);
