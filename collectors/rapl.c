@@ -250,6 +250,9 @@ rapl_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 		struct rapl_zone *z = &c->zone[i];
 		if (rapl_read_uj(c, z, &uj) < 0) {
 			snprintf(why, why_len, "%s/%s/energy_uj: %s", c->root, z->dir, strerror(errno));
+			/* The zones before it counted up to now; the failed one counts its span at its next read. */
+			c->node_joules += node_dj;
+			c->prev_mono = out->mono;
 			return COLLECTOR_TRANSIENT;
 		}
 		/* The first sample sets the baseline: init's read may be long ago. */

@@ -169,6 +169,12 @@ joules_watts_and_wrap(void **state)
 	collector_out_reset(&out, 104.0, 14.0);
 	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_TRANSIENT);
 	assert_non_null(strstr(why, "intel-rapl:0/energy_uj"));
+	/* Read again: the failed zone counts its joules since its last read, each once. */
+	set_uj(t, "intel-rapl:0", "4000000");        /* +1 J since 3000000 */
+	collector_out_reset(&out, 105.0, 15.0);
+	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_float_equal(value_of(&out, "rapl.package_0.energy_joules"), 3.0, 1e-9);
+	assert_float_equal(value_of(&out, "energy.cpu_joules"), 4.17885, 1e-9);
 	collector_rapl.fini(ctx);
 	collector_out_free(&out);
 }
