@@ -93,7 +93,7 @@ void collector_out_free(struct collector_out *out);
 
 struct collector {
 	int version;                 /* COLLECTOR_VERSION */
-	const char *name;            /* "proc", "perf", "papi", "likwid", "nvml" */
+	const char *name;            /* "proc", "perf", "papi", "likwid", "rapl", "nvml" */
 	/*
 	 * Probes the source.  Returns the context, or NULL with why filled in
 	 * ("perf_event_paranoid is 3: grant CAP_PERFMON").  A context may come
@@ -128,5 +128,6 @@ extern const struct collector collector_perf;
 extern const struct collector collector_papi;
 extern const struct collector collector_likwid;
 extern const struct collector collector_nvml;
+extern const struct collector collector_rapl;
 
 #endif

@@ -13,6 +13,7 @@ COLLECTOR_SOURCES = \
 	collectors/threadset.c collectors/threadset.h \
 	collectors/proc.c \
 	collectors/perf.c \
+	collectors/rapl.c \
 	collectors/nvml.c
 if HAVE_PAPI
 COLLECTOR_SOURCES += collectors/papi.c
@@ -34,14 +35,14 @@ EXTRA_DIST += tests/unit/collectors_fixture.h \
 	tests/fixtures/proc-sched-t0 tests/fixtures/proc-sched-t1 \
 	tests/fixtures/proc-jobs-t0 tests/fixtures/proc-jobs-t1 \
 	tests/fixtures/cgroup tests/fixtures/sys-slurm-v1 tests/fixtures/sys-slurm-v2 \
-	tests/fixtures/sys-2socket
+	tests/fixtures/sys-2socket tests/fixtures/sys-rapl
 
 if HAVE_CMOCKA
 COLLECTOR_TESTS = tests/unit/test_dynlib tests/unit/test_procfs tests/unit/test_cgroup tests/unit/test_proc tests/unit/test_perf \
 	tests/unit/test_nvml tests/unit/test_papi tests/unit/test_likwid tests/unit/test_metrics \
 	tests/unit/test_discovery tests/unit/test_store_series tests/unit/test_topology tests/unit/test_sampler \
 	tests/unit/test_sample_window \
-	tests/unit/test_jobstate tests/unit/test_threadset tests/unit/test_resolution
+	tests/unit/test_jobstate tests/unit/test_threadset tests/unit/test_resolution tests/unit/test_rapl
 check_PROGRAMS += $(COLLECTOR_TESTS)
 TESTS += $(COLLECTOR_TESTS)
 COLLECTOR_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(PAPI_CFLAGS)
@@ -94,6 +95,9 @@ tests_unit_test_jobstate_LDADD = $(COLLECTOR_TEST_LDADD)
 tests_unit_test_threadset_SOURCES = tests/unit/test_threadset.c
 tests_unit_test_threadset_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
 tests_unit_test_threadset_LDADD = $(COLLECTOR_TEST_LDADD)
+tests_unit_test_rapl_SOURCES = tests/unit/test_rapl.c
+tests_unit_test_rapl_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
+tests_unit_test_rapl_LDADD = $(COLLECTOR_TEST_LDADD)
 tests_unit_test_resolution_SOURCES = tests/unit/test_resolution.c
 tests_unit_test_resolution_CFLAGS = $(COLLECTOR_TEST_CFLAGS)
 tests_unit_test_resolution_LDADD = $(COLLECTOR_TEST_LDADD)

@@ -30,6 +30,12 @@ const struct metric_info metric_catalogue[] = {
 	{"load.5", N, "", "load5", G, 1, "Load average over 5 minutes"},
 	{"load.15", N, "", "load15", G, 1, "Load average over 15 minutes"},
 	{"sched.runnable", N, "tasks", "runnable_tasks", G, 1, "Tasks runnable now"},
+	{"energy.cpu_joules", N, "J", "cpu_energy_joules_total", C, 1,
+	 "Energy of the CPU packages and DRAM (RAPL) since dlprofd started counting"},
+	{"power.cpu_watts", N, "W", "cpu_power_watts", G, 1,
+	 "Power of the CPU packages and DRAM (RAPL) over the last interval"},
+	{"energy.gpu_joules", N, "J", "gpu_energy_joules_total", C, 1,
+	 "Energy of the node's GPUs since dlprofd started counting"},
 
 	{"cpu.cores", J, "cores", "cpu_cores", G, 1, "CPU used by the job's processes over the last interval, in cores"},
 	{"cpu.user_cores", J, "cores", "cpu_user_cores", G, 1, "User-mode CPU of the job, in cores"},
@@ -72,6 +78,9 @@ const struct metric_info metric_catalogue[] = {
 	{"gpu.mem_bytes", J, "bytes", "gpu_memory_bytes", G, 1, "GPU memory of the job's processes"},
 	{"gpu.util_percent", J, "%", "gpu_sm_utilization_ratio", G, 0.01,
 	 "SM utilisation of the job's processes, summed over GPUs"},
+	/* Jobs' energy is one Prometheus family with a source label (api_prometheus.c): no name here. */
+	{"energy.cpu_joules", J, "J", NULL, C, 1, "CPU energy attributed to the job by its share of busy CPU time"},
+	{"energy.gpu_joules", J, "J", NULL, C, 1, "GPU energy attributed to the job by its share of SM utilisation"},
 	{"samples_per_s", J, "samples/s", "samples_per_second", G, 1, "Training or inference throughput the job reports"},
 	{"step_time_s", J, "s", "step_seconds", G, 1, "Step time the job reports"},
 	{"loss", J, "", "loss", G, 1, "Loss the job reports"},
@@ -83,8 +92,14 @@ const struct metric_info metric_catalogue[] = {
 	{"power_watts", METRIC_GPU, "W", "power_watts", G, 1, "Power draw"},
 	{"temperature_celsius", METRIC_GPU, "°C", "temperature_celsius", G, 1, "GPU temperature"},
 	{"sm_clock_hz", METRIC_GPU, "Hz", "sm_clock_hertz", G, 1, "SM clock"},
+	{"energy_joules", METRIC_GPU, "J", "energy_joules_total", C, 1,
+	 "Energy the GPU used since dlprofd started counting"},
 	{"mem_used_bytes", METRIC_MIG, "bytes", "mig_memory_used_bytes", G, 1, "Memory used in a MIG instance"},
 	{"mem_total_bytes", METRIC_MIG, "bytes", "mig_memory_total_bytes", G, 1, "Memory of a MIG instance"},
+	{"energy_joules", METRIC_ZONE, "J", "energy_joules_total", C, 1,
+	 "Energy of a RAPL zone since dlprofd started counting (zones nest: psys holds the packages, "
+	 "a package its core)"},
+	{"power_watts", METRIC_ZONE, "W", "power_watts", G, 1, "Power of a RAPL zone over the last interval"},
 };
 
 const unsigned metric_catalogue_len = sizeof(metric_catalogue) / sizeof(metric_catalogue[0]);
@@ -127,6 +142,19 @@ metric_split_gpu(const char *name, int *gpu, int *mig, const char **rest)
 	return 0;
 }
 
+int
+metric_split_zone(const char *name, const char **zone, int *zone_len, const char **rest)
+{
+	const char *last;
+
+	if (strncmp(name, "rapl.", 5) != 0 || (last = strrchr(name, '.')) == name + 4 || last[1] == '\0')
+		return -1;
+	*zone = name + 5;
+	*zone_len = (int)(last - *zone);
+	*rest = last + 1;
+	return 0;
+}
+
 const struct metric_info *
 metric_find(enum metric_scope scope, const char *name)
 {
@@ -138,16 +166,27 @@ metric_find(enum metric_scope scope, const char *name)
 	return NULL;
 }
 
+const struct metric_info *
+metric_of(int64_t job_id, const char *name)
+{
+	const char *rest, *zone;
+	int gpu, mig, zlen;
+
+	if (job_id != 0)
+		return metric_find(METRIC_JOB, name);
+	if (metric_split_gpu(name, &gpu, &mig, &rest) == 0)
+		return metric_find(mig >= 0 ? METRIC_MIG : METRIC_GPU, rest);
+	if (metric_split_zone(name, &zone, &zlen, &rest) == 0)
+		return metric_find(METRIC_ZONE, rest);
+	return metric_find(METRIC_NODE, name);
+}
+
 const char *
 metric_unit(const char *name)
 {
-	const struct metric_info *m;
-	const char *rest;
-	int gpu, mig;
+	const struct metric_info *m = metric_of(1, name);
 
-	if (metric_split_gpu(name, &gpu, &mig, &rest) == 0)
-		m = metric_find(mig >= 0 ? METRIC_MIG : METRIC_GPU, rest);
-	else if ((m = metric_find(METRIC_JOB, name)) == NULL)
-		m = metric_find(METRIC_NODE, name);
+	if (m == NULL)
+		m = metric_of(0, name);
 	return m != NULL ? m->unit : "";
 }

@@ -1,9 +1,18 @@
 /*
  * The NVML collector: NVIDIA GPUs through libnvidia-ml, opened with dlopen
  * at run time so that dlprofd neither builds nor links against the driver.
- * Per GPU: utilisation, memory, power, temperature, SM clock, and memory of
- * each MIG instance where MIG is on.  Per job: the GPU memory and SM
- * utilisation of its processes, from NVML's per-process lists.
+ * Per GPU: utilisation, memory, power, temperature, SM clock, energy, and
+ * memory of each MIG instance where MIG is on.  Per job: the GPU memory and
+ * SM utilisation of its processes, from NVML's per-process lists, and the
+ * GPU energy attributed to it.
+ *
+ * Energy: nvmlDeviceGetTotalEnergyConsumption (mJ since the driver loaded,
+ * Volta and later) where the driver has it; otherwise the power reading
+ * times the tick's length, which is as good as the power reading (a short
+ * average).  Each tick's joules of a GPU go to the jobs whose processes ran
+ * on it, in proportion to their SM utilisation there (by their number of
+ * processes when NVML reports no utilisation for any); a GPU without a
+ * process of a job keeps its energy for the node alone.
  *
  * The few NVML types used are declared here with the layouts of NVML's
  * documented ABI (nvml.h); the library's path may be overridden (tests point
@@ -23,6 +32,7 @@
 #define NVML_MAX_GPUS 64
 #define NVML_MAX_PROCS 256
 #define NVML_MAX_MIG 8
+#define NVML_MAX_JOBS 256
 
 /* From nvml.h: return codes and enums dlprofd uses. */
 #define NVML_SUCCESS 0
@@ -74,6 +84,7 @@ struct nvml_api {
 	int (*mig_mode)(nvml_device, unsigned int *, unsigned int *);
 	int (*mig_count)(nvml_device, unsigned int *);
 	int (*mig_handle)(nvml_device, unsigned int, nvml_device *);
+	int (*energy)(nvml_device, unsigned long long *);
 };
 
 /* One process seen on a GPU in the last node sample. */
@@ -82,6 +93,21 @@ struct nvml_proc {
 	int gpu;
 	double mem_bytes;
 	double sm_util;
+};
+
+/* A GPU's energy, counted since the collector started. */
+struct nvml_energy {
+	unsigned long long prev_mj;    /* the driver's counter at the last tick; 0: not read yet */
+	double joules;                 /* since the collector started counting */
+	double tick_j;                 /* joules of the last tick, shared among its processes' jobs */
+	double sm_total;               /* SM utilisation of all its processes in the last tick */
+	unsigned int procs;            /* its processes in the last tick */
+};
+
+/* The GPU energy attributed to a job so far. */
+struct nvml_job {
+	int64_t id;
+	double joules;
 };
 
 struct nvml_ctx {
@@ -94,6 +120,10 @@ struct nvml_ctx {
 	size_t nprocs;
 	nvml_process_info pbuf[NVML_MAX_PROCS];      /* scratch */
 	nvml_process_sample sbuf[NVML_MAX_PROCS];    /* scratch */
+	struct nvml_energy energy[NVML_MAX_GPUS];
+	double prev_mono;                            /* the last node sample's tick; 0: none */
+	struct nvml_job jobs[NVML_MAX_JOBS];
+	size_t njobs;
 };
 
 /* The symbols dlprofd binds, where each goes, and whether it must exist. */
@@ -116,6 +146,7 @@ static const struct dynlib_symbol nvml_symbols[] = {
 	{offsetof(struct nvml_api, mig_mode), "nvmlDeviceGetMigMode", 0},
 	{offsetof(struct nvml_api, mig_count), "nvmlDeviceGetMaxMigDeviceCount", 0},
 	{offsetof(struct nvml_api, mig_handle), "nvmlDeviceGetMigDeviceHandleByIndex", 0},
+	{offsetof(struct nvml_api, energy), "nvmlDeviceGetTotalEnergyConsumption", 0},
 };
 
 static void *
@@ -235,6 +266,49 @@ nvml_mig(struct nvml_ctx *c, unsigned int gpu, struct collector_out *out)
 	}
 }
 
+/*
+ * GPU gpu's joules over this tick: from the driver's counter, or power (W,
+ * < 0 when unknown) times the tick's length dt where it has none.  The first
+ * tick counts nothing: the counter is only the baseline.
+ */
+static double
+nvml_tick_joules(struct nvml_ctx *c, unsigned int gpu, double watts, double dt)
+{
+	struct nvml_energy *e = &c->energy[gpu];
+	unsigned long long mj;
+	double j = 0;
+
+	if (c->api.energy != NULL && c->api.energy(c->dev[gpu], &mj) == NVML_SUCCESS) {
+		/* A counter that went back is a driver reload: it starts again from there. */
+		if (e->prev_mj != 0 && mj >= e->prev_mj)
+			j = (double)(mj - e->prev_mj) / 1000.0;
+		e->prev_mj = mj;
+	} else if (watts >= 0 && dt > 0) {
+		j = watts * dt;
+	}
+	return j;
+}
+
+/* Adds the tick's joules of each GPU and the processes' SM utilisation that shares them among jobs. */
+static void
+nvml_energy(struct nvml_ctx *c, unsigned int gpu, double watts, struct collector_out *out, double *node_j)
+{
+	struct nvml_energy *e = &c->energy[gpu];
+	size_t k;
+
+	e->tick_j = nvml_tick_joules(c, gpu, watts, c->prev_mono > 0 ? out->mono - c->prev_mono : 0);
+	e->joules += e->tick_j;
+	*node_j += e->joules;
+	e->sm_total = 0;
+	e->procs = 0;
+	for (k = 0; k < c->nprocs; k++)
+		if (c->procs[k].gpu == (int)gpu) {
+			e->sm_total += c->procs[k].sm_util;
+			e->procs++;
+		}
+	collector_put(out, 0, e->joules, "gpu.%u.energy_joules", gpu);
+}
+
 static int
 nvml_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len)
 {
@@ -242,6 +316,7 @@ nvml_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 	nvml_utilization u;
 	nvml_memory m;
 	unsigned int i, v;
+	double watts, node_j = 0;
 	int rc;
 
 	c->nprocs = 0;
@@ -249,32 +324,80 @@ nvml_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 		if ((rc = c->api.utilization(c->dev[i], &u)) != NVML_SUCCESS ||
 		    (rc = c->api.memory(c->dev[i], &m)) != NVML_SUCCESS) {
 			snprintf(why, why_len, "GPU %u: %s", i, c->api.error_string(rc));
+			/* The GPUs before it counted up to now: the next tick must not count the same span again. */
+			c->prev_mono = out->mono;
 			return COLLECTOR_TRANSIENT;
 		}
 		collector_put(out, 0, u.gpu, "gpu.%u.util_percent", i);
 		collector_put(out, 0, u.memory, "gpu.%u.mem_util_percent", i);
 		collector_put(out, 0, (double)m.used, "gpu.%u.mem_used_bytes", i);
 		collector_put(out, 0, (double)m.total, "gpu.%u.mem_total_bytes", i);
-		if (c->api.power != NULL && c->api.power(c->dev[i], &v) == NVML_SUCCESS)
-			collector_put(out, 0, v / 1000.0, "gpu.%u.power_watts", i);
+		watts = -1;
+		if (c->api.power != NULL && c->api.power(c->dev[i], &v) == NVML_SUCCESS) {
+			watts = v / 1000.0;
+			collector_put(out, 0, watts, "gpu.%u.power_watts", i);
+		}
 		if (c->api.temperature != NULL && c->api.temperature(c->dev[i], NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS)
 			collector_put(out, 0, v, "gpu.%u.temperature_celsius", i);
 		if (c->api.clock != NULL && c->api.clock(c->dev[i], NVML_CLOCK_SM, &v) == NVML_SUCCESS)
 			collector_put(out, 0, v * 1e6, "gpu.%u.sm_clock_hz", i);
 		nvml_mig(c, i, out);
 		nvml_processes(c, (int)i);
+		nvml_energy(c, i, watts, out, &node_j);
 	}
+	collector_put(out, 0, node_j, "energy.gpu_joules");
+	c->prev_mono = out->mono;
 	return COLLECTOR_OK;
+}
+
+/* The job's entry for its attributed energy (a new one at 0 J), or NULL when the table is full. */
+static struct nvml_job *
+nvml_job(struct nvml_ctx *c, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < c->njobs; i++)
+		if (c->jobs[i].id == id)
+			return &c->jobs[i];
+	if (c->njobs == NVML_MAX_JOBS)
+		return NULL;
+	c->jobs[c->njobs] = (struct nvml_job){id, 0};
+	return &c->jobs[c->njobs++];
+}
+
+static void
+nvml_job_gone(void *ctx, int64_t id)
+{
+	struct nvml_ctx *c = ctx;
+	size_t i;
+
+	for (i = 0; i < c->njobs; i++)
+		if (c->jobs[i].id == id) {
+			c->jobs[i] = c->jobs[--c->njobs];
+			return;
+		}
+}
+
+/* The share of GPU gpu's tick that a job's processes there take: by SM utilisation, else by count. */
+static double
+nvml_share(const struct nvml_ctx *c, int gpu, double sm, unsigned int procs)
+{
+	const struct nvml_energy *e = &c->energy[gpu];
+
+	if (e->sm_total > 0)
+		return sm / e->sm_total;
+	return e->procs > 0 ? (double)procs / e->procs : 0;
 }
 
 static int
 nvml_sample_job(void *ctx, const struct collector_job *job, struct collector_out *out, char *why, size_t why_len)
 {
 	struct nvml_ctx *c = ctx;
-	unsigned char used[NVML_MAX_GPUS] = {0};
-	double mem = 0, sm = 0;
+	unsigned int used[NVML_MAX_GPUS] = {0};
+	double mem = 0, sm = 0, gpu_sm[NVML_MAX_GPUS] = {0}, joules = 0;
 	size_t i, k;
 	int gpus = 0;
+	struct nvml_job *j;
 
 	(void)why;
 	(void)why_len;
@@ -283,10 +406,23 @@ nvml_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 			if ((pid_t)c->procs[i].pid == job->pids[k]) {
 				mem += c->procs[i].mem_bytes;
 				sm += c->procs[i].sm_util;
+				gpu_sm[c->procs[i].gpu] += c->procs[i].sm_util;
 				if (!used[c->procs[i].gpu]++)
 					gpus++;
 				break;
 			}
+	for (i = 0; i < c->ngpus; i++)
+		if (used[i])
+			joules += c->energy[i].tick_j * nvml_share(c, (int)i, gpu_sm[i], used[i]);
+	/* A job that has used a GPU keeps its total shown after it stops. */
+	for (k = 0; k < c->njobs && c->jobs[k].id != job->id; k++)
+		;
+	if (gpus > 0 || k < c->njobs) {
+		if ((j = nvml_job(c, job->id)) != NULL) {
+			j->joules += joules;
+			collector_put(out, job->id, j->joules, "energy.gpu_joules");
+		}
+	}
 	if (gpus == 0)
 		return COLLECTOR_OK;
 	collector_put(out, job->id, gpus, "gpu.count");
@@ -323,7 +459,7 @@ const struct collector collector_nvml = {
 	.init = nvml_init,
 	.sample_node = nvml_sample_node,
 	.sample_job = nvml_sample_job,
-	.job_gone = NULL,
+	.job_gone = nvml_job_gone,
 	.describe = nvml_describe,
 	.fini = nvml_fini,
 };

@@ -23,11 +23,12 @@ const struct collector *const collector_registry[] = {
 #ifdef HAVE_LIKWID
 	&collector_likwid,
 #endif
+	&collector_rapl,
 	&collector_nvml,
 	NULL,
 };
 
-const char *const collector_known[] = {"proc", "perf", "papi", "likwid", "nvml", NULL};
+const char *const collector_known[] = {"proc", "perf", "papi", "likwid", "rapl", "nvml", NULL};
 
 const char *
 collector_missing_reason(const char *name)

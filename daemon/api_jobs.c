@@ -10,6 +10,7 @@
 #include "api.h"
 #include "app.h"
 #include "clock.h"
+#include "energy_report.h"
 #include "jobs.h"
 #include "knobs_env.h"
 #include "node.h"
@@ -171,6 +172,7 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 		return;
 	}
 	redact_for(req, job);
+	json_object_set_new(job, "energy", energy_report_json(req->app, job));
 	http_reply_json(resp, 200, job);
 }
 

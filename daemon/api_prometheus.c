@@ -2,11 +2,13 @@
  * GET /metrics: Prometheus text exposition (format 0.0.4).  Node, GPU and
  * per-job figures come from the sampler's last tick (only running jobs, so
  * ended jobs leave and cardinality stays bounded), named through the metric
- * catalogue; then the sampler's own cost, the collectors' state, and the
+ * catalogue (RAPL zones labelled zone, jobs' energy labelled source, with
+ * their samples per joule); then the sampler's own cost, the collectors' state, and the
  * daemon's request, ingest, queue and allocator figures from stats.c, and
  * the cluster store's link (cluster.c) when there is one.  Each
  * family is written once, with its HELP and TYPE, as the format requires.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +17,19 @@
 #include "app.h"
 #include "cluster.h"
 #include "diag_report.h"
+#include "energy_report.h"
 #include "metrics.h"
 #include "sampler.h"
 #include "stats.h"
 #include "store.h"
+#include "store_series.h"
 
 static const char *const scope_prefix[] = {
 	[METRIC_NODE] = "dlprofd_node_",
 	[METRIC_JOB] = "dlprofd_job_",
 	[METRIC_GPU] = "dlprofd_gpu_",
 	[METRIC_MIG] = "dlprofd_gpu_",
+	[METRIC_ZONE] = "dlprofd_node_",
 };
 
 /* Writes a label value with \, " and newline escaped. */
@@ -70,12 +75,17 @@ put_job_labels(FILE *out, const struct sampler_job_cost *j)
 	fputc('"', out);
 }
 
-/* Whether value v belongs to catalogue row m; fills the GPU and MIG indices. */
+/* Whether value v belongs to catalogue row m; fills the GPU and MIG indices, or the RAPL zone. */
 static int
-value_matches(const struct collector_value *v, const struct metric_info *m, int *gpu, int *mig)
+value_matches(const struct collector_value *v, const struct metric_info *m, int *gpu, int *mig, const char **zone)
 {
 	const char *rest;
 
+	if (m->scope == METRIC_ZONE) {
+		if (v->job_id != 0 || metric_split_zone(v->name, zone, gpu, &rest) < 0)
+			return 0;
+		return strcmp(rest, m->sample) == 0;
+	}
 	if (m->scope == METRIC_GPU || m->scope == METRIC_MIG) {
 		if (v->job_id != 0 || metric_split_gpu(v->name, gpu, mig, &rest) < 0)
 			return 0;
@@ -92,12 +102,13 @@ put_family(FILE *out, const struct sampler_snapshot *snap, const struct metric_i
 {
 	const struct sampler_job_cost *j;
 	const struct collector_value *v;
+	const char *zone = NULL;
 	int head = 0, gpu, mig;
 	size_t i;
 
-	for (i = 0; i < snap->nvalues; i++) {
+	for (i = 0; m->prom != NULL && i < snap->nvalues; i++) {
 		v = &snap->values[i];
-		if (!value_matches(v, m, &gpu, &mig))
+		if (!value_matches(v, m, &gpu, &mig, &zone))
 			continue;
 		j = m->scope == METRIC_JOB ? job_of(snap, v->job_id) : NULL;
 		if (m->scope == METRIC_JOB && j == NULL)
@@ -114,6 +125,9 @@ put_family(FILE *out, const struct sampler_snapshot *snap, const struct metric_i
 			fprintf(out, "{gpu=\"%d\"}", gpu);
 		} else if (m->scope == METRIC_MIG) {
 			fprintf(out, "{gpu=\"%d\",instance=\"%d\"}", gpu, mig);
+		} else if (m->scope == METRIC_ZONE) {
+			/* gpu holds the zone's length here (metric_split_zone). */
+			fprintf(out, "{zone=\"%.*s\"}", gpu, zone);
 		}
 		fprintf(out, " %.17g\n", v->value * m->scale);
 	}
@@ -143,6 +157,66 @@ put_likwid(FILE *out, const struct sampler_snapshot *snap)
 		fprintf(out, ",group=\"%.*s\",metric=\"%s\"} %.17g\n", (int)(metric - group), group, metric + 1,
 			snap->values[i].value);
 	}
+}
+
+static double
+job_value(const struct sampler_snapshot *snap, int64_t id, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nvalues; i++)
+		if (snap->values[i].job_id == id && strcmp(snap->values[i].name, name) == 0)
+			return snap->values[i].value;
+	return NAN;
+}
+
+/*
+ * Jobs' energy, one family labelled by source so sum() adds CPU and GPU, and
+ * their samples per joule.  The samples are read from the store, per running
+ * job and scrape: a node runs few jobs.
+ */
+static void
+put_job_energy(FILE *out, struct app *app, const struct sampler_snapshot *snap)
+{
+	static const char *const source[] = {"cpu", "gpu"};
+	static const char *const sample[] = {"energy.cpu_joules", "energy.gpu_joules"};
+	struct store_running_job *running = NULL;
+	double j, total, samples;
+	int head = 0, eff_head = 0, r, listed = 0;
+	size_t i, k, nrunning = 0;
+
+	for (i = 0; i < snap->njobs; i++) {
+		for (k = 0, total = 0; k < 2; k++) {
+			if (!isfinite(j = job_value(snap, snap->jobs[i].id, sample[k])))
+				continue;
+			total += j;
+			if (!head++)
+				family_head(out, "dlprofd_job_", "energy_joules_total", "counter",
+					    "Energy attributed to the job since dlprofd began sampling it: CPU by its share of "
+					    "busy CPU time, GPU by its share of SM utilisation");
+			fputs("dlprofd_job_energy_joules_total{", out);
+			put_job_labels(out, &snap->jobs[i]);
+			fprintf(out, ",source=\"%s\"} %.17g\n", source[k], j);
+		}
+		if (!(total > 0))
+			continue;
+		/* Their start bounds the samples read: once a scrape, and only for a job with energy. */
+		if (!listed++ && store_jobs_running(app->store, &running, &nrunning) != STORE_OK)
+			break;
+		for (k = 0; k < nrunning && running[k].id != snap->jobs[i].id; k++)
+			;
+		if (k == nrunning ||
+		    !isfinite(samples = energy_job_samples(app->store, snap->jobs[i].id, running[k].started, NAN, &r)))
+			continue;
+		if (!eff_head++)
+			family_head(out, "dlprofd_job_", "samples_per_joule", "gauge",
+				    "Samples the job processed (its reported throughput over time) per joule attributed "
+				    "to it");
+		fputs("dlprofd_job_samples_per_joule{", out);
+		put_job_labels(out, &snap->jobs[i]);
+		fprintf(out, "} %.17g\n", samples / total);
+	}
+	free(running);
 }
 
 /* One series per verdict active now (diag_report.h): kinds are a fixed set, so labels stay bounded. */
@@ -229,6 +303,7 @@ api_metrics(const struct http_request *req, struct http_response *resp)
 		for (i = 0; i < metric_catalogue_len; i++)
 			put_family(out, &snap, &metric_catalogue[i]);
 		put_likwid(out, &snap);
+		put_job_energy(out, req->app, &snap);
 		put_verdicts(out, req->app, &snap);
 		put_sampler(out, &snap);
 		sampler_snapshot_free(&snap);

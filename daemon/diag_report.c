@@ -20,6 +20,7 @@
 
 #include "app.h"
 #include "clock.h"
+#include "energy_report.h"
 #include "log.h"
 #include "sample_window.h"
 #include "sampler.h"
@@ -547,10 +548,11 @@ diag_report(struct app *app, int64_t id, json_t **out)
 		free(jd);
 		return r;
 	}
-	*out = json_pack("{s:I,s:O,s:s,s:f,s:f,s:o,s:o,s:o,s:o}", "job", (json_int_t)id, "workload",
+	*out = json_pack("{s:I,s:O,s:s,s:f,s:f,s:o,s:o,s:o,s:o,s:o*}", "job", (json_int_t)id, "workload",
 			 json_object_get(jd->job, "workload"), "state", jd->running ? "running" : "ended", "from",
 			 jd->from, "to", jd->to, "headline", headline(jd, verdicts, &o), "verdicts", verdicts,
-			 "undecided", undecided, "ranks", ranks);
+			 "undecided", undecided, "ranks", ranks, "energy",
+			 energy_report_json(app, jd->job));
 	json_decref(jd->job);
 	free(jd);
 	return *out != NULL ? STORE_OK : STORE_EIO;

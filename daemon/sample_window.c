@@ -39,14 +39,8 @@ series_hash(int64_t job_id, const char *name)
 static int
 series_counter(int64_t job_id, const char *name)
 {
-	const struct metric_info *m;
-	const char *rest;
-	int gpu, mig;
+	const struct metric_info *m = metric_of(job_id, name);
 
-	if (job_id == 0 && metric_split_gpu(name, &gpu, &mig, &rest) == 0)
-		m = metric_find(mig >= 0 ? METRIC_MIG : METRIC_GPU, rest);
-	else
-		m = metric_find(job_id == 0 ? METRIC_NODE : METRIC_JOB, name);
 	return m != NULL && m->type == METRIC_COUNTER;
 }
 

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "collector.h"
 #include "discovery.h"
+#include "energy.h"
 #include "live.h"
 #include "log.h"
 #include "sample_window.h"
@@ -95,6 +96,7 @@ struct sampler {
 	struct sampler_col col[SAMPLER_MAX_COLLECTORS];
 	size_t ncol;
 	struct discovery *disc;
+	struct energy_attr *energy;      /* jobs' shares of the node's CPU energy */
 	struct collector_out out;
 	struct sample_window win;        /* values since the last store */
 	double window_mono;              /* when the window opened; 0: before the first tick */
@@ -421,10 +423,12 @@ tick(struct sampler *s)
 
 	if (discovery_update(s->disc, now, &jobs, &njobs, &gone, &ngone) < 0)
 		njobs = ngone = 0;
-	for (i = 0; i < ngone; i++)
+	for (i = 0; i < ngone; i++) {
 		for (k = 0; k < s->ncol; k++)
 			if (s->col[k].ctx != NULL && s->col[k].c->job_gone != NULL)
 				s->col[k].c->job_gone(s->col[k].ctx, gone[i]);
+		energy_attr_job_gone(s->energy, gone[i]);
+	}
 	cost = calloc(njobs + 1, sizeof(*cost));
 	if (cost == NULL)
 		return;
@@ -432,6 +436,7 @@ tick(struct sampler *s)
 	s->out.detail = detail;
 	for (k = 0; k < s->ncol; k++)
 		col_run(s, &s->col[k], jobs, njobs, cost, mono);
+	energy_attr_tick(s->energy, &s->out);
 	if (sample_window_add(&s->win, s->out.v, s->out.n) < 0)
 		log_warn("%s: sample window", __func__);
 	/* Every tick is stored: the blocks make a point cost bits, not a row (store_blocks.c). */
@@ -533,6 +538,7 @@ sampler_free(struct sampler *s)
 		json_decref(s->col[i].detail);
 	}
 	discovery_free(s->disc);
+	energy_attr_free(s->energy);
 	collector_out_free(&s->out);
 	sample_window_free(&s->win);
 	free(s->batch);
@@ -605,7 +611,7 @@ sampler_start_with(struct app *app, const struct sampler_options *opt, const str
 		s->col[s->ncol].c = table[s->ncol];
 	}
 	s->disc = discovery_new(app->jobs, s->proc_root);
-	if (s->disc == NULL)
+	if (s->disc == NULL || (s->energy = energy_attr_new()) == NULL)
 		goto fail;
 	s->pub.collectors = collectors_json_build(s);
 	s->progress_mono = clock_mono_s();

@@ -54,6 +54,12 @@ tests_unit_test_jobs_LDADD = $(UNIT_LDADD)
 tests_unit_test_peer_uid_SOURCES = tests/unit/test_peer_uid.c
 tests_unit_test_peer_uid_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_peer_uid_LDADD = $(UNIT_LDADD)
+# A job's share of the node's CPU energy (energy.c).
+check_PROGRAMS += tests/unit/test_energy
+TESTS += tests/unit/test_energy
+tests_unit_test_energy_SOURCES = tests/unit/test_energy.c
+tests_unit_test_energy_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_energy_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
@@ -91,6 +97,9 @@ EXTRA_DIST += tests/integration/test_allocator.py
 TESTS += tests/integration/test_startup.py
 EXTRA_DIST += tests/integration/test_startup.py
 TESTS += tests/integration/test_prometheus.py
+# A job's energy (RAPL fixture counters advanced by the test, the NVML double) in its view, report and /metrics.
+TESTS += tests/integration/test_energy.py
+EXTRA_DIST += tests/integration/test_energy.py
 EXTRA_DIST += tests/integration/test_prometheus.py
 # The cluster store: daemons sharing what they learn through a private PostgreSQL.
 TESTS += tests/integration/test_cluster.py

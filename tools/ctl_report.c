@@ -46,6 +46,34 @@ print_verdict(FILE *out, const json_t *v)
 	print_evidence(out, json_object_get(json_object_get(v, "evidence"), "figures"));
 }
 
+/*
+ * "energy: joules=... (... kWh) cpu_joules=... gpu_joules=... samples_per_joule=...",
+ * then each figure not measured with why.
+ */
+static void
+print_energy(FILE *out, const json_t *e)
+{
+	static const char *const keys[] = {"cpu_joules", "gpu_joules", "samples_per_joule"};
+	static const char *const why_keys[] = {"cpu", "gpu", "samples_per_joule"};
+	const json_t *why = json_object_get(e, "unavailable");
+	size_t i;
+
+	if (!json_is_object(e))
+		return;
+	fputs("  energy:", out);
+	if (json_is_number(json_object_get(e, "joules")))
+		fprintf(out, " joules=%.6g (%.3g kWh)", json_number_value(json_object_get(e, "joules")),
+			json_number_value(json_object_get(e, "kwh")));
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_is_number(json_object_get(e, keys[i])))
+			fprintf(out, " %s=%.6g", keys[i], json_number_value(json_object_get(e, keys[i])));
+	fputc('\n', out);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_is_string(json_object_get(why, why_keys[i])))
+			fprintf(out, "    %s not measured: %s\n", keys[i],
+				json_string_value(json_object_get(why, why_keys[i])));
+}
+
 void
 ctl_print_report(FILE *out, const json_t *report)
 {
@@ -65,4 +93,5 @@ ctl_print_report(FILE *out, const json_t *report)
 		print_verdict(out, v);
 	json_array_foreach(json_object_get(report, "undecided"), i, v)
 		fprintf(out, "  note: %s\n", json_string_value(v));
+	print_energy(out, json_object_get(report, "energy"));
 }

@@ -136,6 +136,10 @@ await withDaemon(tap, async (d) => {
 		tap.equal(st.points, 5, 'ended job: its 5 points are drawn');
 		tap.ok(/ended/.test(await page.textContent('.page-head')), 'ended job: it says ended');
 		tap.equal(await page.$('[data-chart=loss]') && await page.isVisible('[data-chart=loss]'), false, 'ended job: no loss chart when no loss was reported');
+		/* Energy: a figure, or why there is none (this machine may lack RAPL), never a bare 0. */
+		const energy = await page.textContent('[data-testid=energy]');
+		tap.ok(/CPU/.test(energy) && (/not measured: (rapl \w+: .{10,}|no CPU energy)/.test(energy) || /\d (J|kJ|kWh)/.test(energy)),
+			'ended job: the energy card gives its CPU energy or why it is not measured', energy);
 
 		/* The job that reported nothing: says how to send samples. */
 		await open(page, d.base, `jobs/${data.silent.id}`);

@@ -122,7 +122,7 @@ try:
         job = d.register("busy-3-threads", pid=busy.pid)
         jid = job["id"]
 
-        @tap.test("the node lists proc, perf, papi, likwid and nvml with status and reason")
+        @tap.test("the node lists proc, perf, papi, likwid, rapl and nvml with status and reason")
         def _():
             def probed():
                 status, _, node = d.get("/api/v1/node")
@@ -131,7 +131,7 @@ try:
             # Collectors are probed by the sampler thread while the server already answers.
             node = wait_until(probed, timeout=60)
             cols = {c["name"]: c for c in node["collectors"]}
-            for name in ("proc", "perf", "papi", "likwid", "nvml"):
+            for name in ("proc", "perf", "papi", "likwid", "rapl", "nvml"):
                 assert name in cols, (name, cols)
                 assert cols[name]["status"] in ("available", "unavailable"), cols[name]
                 assert isinstance(cols[name]["reason"], str), cols[name]

@@ -5,8 +5,14 @@
  * It measures nothing.  Environment knobs read at nvmlInit:
  *   NVML_DOUBLE_PID    a pid shown as a compute process on GPU 0
  *                      (1 GiB, 30 % SM)
+ *   NVML_DOUBLE_PID2   a second one there (1 GiB, 10 % SM)
  *   NVML_DOUBLE_FAIL   "init": nvmlInit fails as with no driver loaded;
- *                      "count": no GPU found
+ *                      "count": no GPU found; "energy": no energy counter
+ *                      (as before Volta)
+ * and read at each call:
+ *   NVML_DOUBLE_ENERGY_MJ  GPU 0's energy counter in mJ (GPU 1's is half);
+ *                      unset: 5,000,000 mJ plus 100,000 mJ (GPU 1: 50,000)
+ *                      a call, so a daemon sees it advance
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +51,8 @@ typedef struct {
 static const struct dev gpus[2] = {{0, -1, NULL}, {1, -1, NULL}};
 static const struct dev migs[2] = {{1, 0, &gpus[1]}, {1, 1, &gpus[1]}};
 static int initialised;
-static unsigned int proc_pid;
+static unsigned int proc_pid, proc_pid2;
+static unsigned long long energy_calls[2];
 
 /* Exported API: prototypes here keep -Wmissing-prototypes quiet for a plain .so. */
 int nvmlInit_v2(void);
@@ -65,6 +72,7 @@ int nvmlDeviceGetProcessUtilization(const struct dev *d, psample_t *s, unsigned 
 int nvmlDeviceGetMigMode(const struct dev *d, unsigned int *cur, unsigned int *pending);
 int nvmlDeviceGetMaxMigDeviceCount(const struct dev *d, unsigned int *n);
 int nvmlDeviceGetMigDeviceHandleByIndex(const struct dev *d, unsigned int i, const struct dev **mig);
+int nvmlDeviceGetTotalEnergyConsumption(const struct dev *d, unsigned long long *mj);
 
 static int
 fail_mode(const char *what)
@@ -82,6 +90,8 @@ nvmlInit_v2(void)
 	if (fail_mode("init"))
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	proc_pid = pid != NULL ? (unsigned int)strtoul(pid, NULL, 10) : 0;
+	pid = getenv("NVML_DOUBLE_PID2");
+	proc_pid2 = pid != NULL && proc_pid != 0 ? (unsigned int)strtoul(pid, NULL, 10) : 0;
 	initialised = 1;
 	return NVML_SUCCESS;
 }
@@ -105,6 +115,8 @@ nvmlErrorString(int rc)
 		return "Not Found";
 	case NVML_ERROR_UNINITIALIZED:
 		return "Uninitialized";
+	case NVML_ERROR_NOT_SUPPORTED:
+		return "Not Supported";
 	default:
 		return "Unknown Error";
 	}
@@ -194,17 +206,17 @@ nvmlDeviceGetClockInfo(const struct dev *d, int type, unsigned int *mhz)
 int
 nvmlDeviceGetComputeRunningProcesses_v3(const struct dev *d, unsigned int *n, proc_t *p)
 {
-	unsigned int want = d->index == 0 && proc_pid != 0 ? 1 : 0;
+	unsigned int want = d->index == 0 && proc_pid != 0 ? (proc_pid2 != 0 ? 2 : 1) : 0, i;
 
 	if (*n < want) {
 		*n = want;
 		return NVML_ERROR_INSUFFICIENT_SIZE;
 	}
 	*n = want;
-	if (want) {
-		memset(p, 0, sizeof(*p));
-		p->pid = proc_pid;
-		p->used = 1ULL << 30;
+	for (i = 0; i < want; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		p[i].pid = i == 0 ? proc_pid : proc_pid2;
+		p[i].used = 1ULL << 30;
 	}
 	return NVML_SUCCESS;
 }
@@ -212,18 +224,22 @@ nvmlDeviceGetComputeRunningProcesses_v3(const struct dev *d, unsigned int *n, pr
 int
 nvmlDeviceGetProcessUtilization(const struct dev *d, psample_t *s, unsigned int *n, unsigned long long last)
 {
+	unsigned int want = proc_pid2 != 0 ? 2 : 1, i;
+
 	if (d->index != 0 || proc_pid == 0)
 		return NVML_ERROR_NOT_FOUND;
-	if (*n < 1) {
-		*n = 1;
+	if (*n < want) {
+		*n = want;
 		return NVML_ERROR_INSUFFICIENT_SIZE;
 	}
-	*n = 1;
-	memset(s, 0, sizeof(*s));
-	s->pid = proc_pid;
-	s->ts = last + 1000000;
-	s->sm = 30;
-	s->mem = 10;
+	*n = want;
+	for (i = 0; i < want; i++) {
+		memset(&s[i], 0, sizeof(s[i]));
+		s[i].pid = i == 0 ? proc_pid : proc_pid2;
+		s[i].ts = last + 1000000;
+		s[i].sm = i == 0 ? 30 : 10;
+		s[i].mem = 10;
+	}
 	return NVML_SUCCESS;
 }
 
@@ -247,5 +263,23 @@ nvmlDeviceGetMigDeviceHandleByIndex(const struct dev *d, unsigned int i, const s
 	if (d->index != 1 || i >= 2)
 		return NVML_ERROR_NOT_FOUND;
 	*mig = &migs[i];
+	return NVML_SUCCESS;
+}
+
+int
+nvmlDeviceGetTotalEnergyConsumption(const struct dev *d, unsigned long long *mj)
+{
+	const char *set = getenv("NVML_DOUBLE_ENERGY_MJ");
+	unsigned long long v;
+
+	if (fail_mode("energy") || d->mig >= 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (set != NULL) {
+		v = strtoull(set, NULL, 10);
+		*mj = d->index == 0 ? v : v / 2;
+	} else {
+		energy_calls[d->index]++;
+		*mj = 5000000ULL + energy_calls[d->index] * (d->index == 0 ? 100000ULL : 50000ULL);
+	}
 	return NVML_SUCCESS;
 }

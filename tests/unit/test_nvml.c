@@ -102,6 +102,95 @@ per_job_attribution(void **state)
 	unsetenv("NVML_DOUBLE_PID");
 }
 
+/* Node and two jobs sampled as the sampler does: the node first, then each job. */
+static void
+sample_all(void *ctx, struct collector_out *out, double mono, const struct collector_job *a,
+	   const struct collector_job *b)
+{
+	char why[256] = "";
+
+	collector_out_reset(out, 1000.0 + mono, mono);
+	assert_int_equal(collector_nvml.sample_node(ctx, out, why, sizeof(why)), COLLECTOR_OK);
+	assert_int_equal(collector_nvml.sample_job(ctx, a, out, why, sizeof(why)), COLLECTOR_OK);
+	assert_int_equal(collector_nvml.sample_job(ctx, b, out, why, sizeof(why)), COLLECTOR_OK);
+}
+
+static void
+energy_from_the_counter_shared_by_sm(void **state)
+{
+	struct collector_out out = {0};
+	char why[256] = "", pid[32];
+	pid_t self = getpid(), other = getppid(), nobody = 1;
+	struct collector_job mine = {5, &self, 1, NULL, 0}, theirs = {6, &other, 1, NULL, 0};
+	struct collector_job idle = {7, &nobody, 1, NULL, 0};
+	void *ctx;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)self);
+	setenv("NVML_DOUBLE_PID", pid, 1);
+	snprintf(pid, sizeof(pid), "%d", (int)other);
+	setenv("NVML_DOUBLE_PID2", pid, 1);
+	setenv("NVML_DOUBLE_ENERGY_MJ", "1000000", 1);
+	ctx = init_double(why, sizeof(why));
+	assert_non_null(ctx);
+	/* The first tick is the counter's baseline. */
+	sample_all(ctx, &out, 1.0, &mine, &theirs);
+	assert_true(value_of(&out, 0, "gpu.0.energy_joules") == 0);
+	assert_true(value_of(&out, 5, "energy.gpu_joules") == 0);
+	/* 250 J on GPU 0 (125 J on GPU 1, which runs no job) over the next tick. */
+	setenv("NVML_DOUBLE_ENERGY_MJ", "1250000", 1);
+	sample_all(ctx, &out, 2.0, &mine, &theirs);
+	assert_float_equal(value_of(&out, 0, "gpu.0.energy_joules"), 250.0, 1e-9);
+	assert_float_equal(value_of(&out, 0, "gpu.1.energy_joules"), 125.0, 1e-9);
+	assert_float_equal(value_of(&out, 0, "energy.gpu_joules"), 375.0, 1e-9);
+	/* GPU 0's processes run 30 % and 10 % SM: three quarters and one quarter. */
+	assert_float_equal(value_of(&out, 5, "energy.gpu_joules"), 187.5, 1e-9);
+	assert_float_equal(value_of(&out, 6, "energy.gpu_joules"), 62.5, 1e-9);
+	/* Cumulative; a counter that went back (a driver reload) adds nothing. */
+	setenv("NVML_DOUBLE_ENERGY_MJ", "1000", 1);
+	sample_all(ctx, &out, 3.0, &mine, &idle);
+	assert_float_equal(value_of(&out, 0, "gpu.0.energy_joules"), 250.0, 1e-9);
+	assert_float_equal(value_of(&out, 5, "energy.gpu_joules"), 187.5, 1e-9);
+	/* A job with no process on a GPU has no GPU energy series. */
+	assert_true(isnan(value_of(&out, 7, "energy.gpu_joules")));
+	/* A job that left the node is forgotten: seen again, it starts from nothing. */
+	setenv("NVML_DOUBLE_ENERGY_MJ", "5000", 1);
+	collector_nvml.job_gone(ctx, 5);
+	sample_all(ctx, &out, 4.0, &mine, &theirs);
+	assert_float_equal(value_of(&out, 5, "energy.gpu_joules"), 3.0, 1e-9);
+	assert_float_equal(value_of(&out, 6, "energy.gpu_joules"), 63.5, 1e-9);
+	collector_nvml.fini(ctx);
+	collector_out_free(&out);
+	unsetenv("NVML_DOUBLE_PID");
+	unsetenv("NVML_DOUBLE_PID2");
+	unsetenv("NVML_DOUBLE_ENERGY_MJ");
+}
+
+static void
+energy_from_power_without_the_counter(void **state)
+{
+	struct collector_out out = {0};
+	char why[256] = "";
+	void *ctx;
+
+	(void)state;
+	/* Before Volta the driver has no energy counter: power times the tick's length. */
+	setenv("NVML_DOUBLE_FAIL", "energy", 1);
+	ctx = init_double(why, sizeof(why));
+	assert_non_null(ctx);
+	collector_out_reset(&out, 1001.0, 1.0);
+	assert_int_equal(collector_nvml.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_true(value_of(&out, 0, "gpu.0.energy_joules") == 0);
+	collector_out_reset(&out, 1003.0, 3.0);
+	assert_int_equal(collector_nvml.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
+	assert_float_equal(value_of(&out, 0, "gpu.0.energy_joules"), 123.456 * 2, 1e-9);
+	assert_float_equal(value_of(&out, 0, "gpu.1.energy_joules"), 60.0 * 2, 1e-9);
+	assert_float_equal(value_of(&out, 0, "energy.gpu_joules"), (123.456 + 60.0) * 2, 1e-9);
+	collector_nvml.fini(ctx);
+	collector_out_free(&out);
+	unsetenv("NVML_DOUBLE_FAIL");
+}
+
 static void
 reasons_when_unavailable(void **state)
 {
@@ -130,6 +219,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(per_gpu_values),
 		cmocka_unit_test(per_job_attribution),
+		cmocka_unit_test(energy_from_the_counter_shared_by_sm),
+		cmocka_unit_test(energy_from_power_without_the_counter),
 		cmocka_unit_test(reasons_when_unavailable),
 	};
 	const char *b = getenv("DLPROF_BUILDDIR");

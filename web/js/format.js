@@ -36,6 +36,18 @@ export function pct(v) {
 	return Number.isFinite(v) ? (v * 100).toFixed(Math.abs(v) < 0.1 ? 1 : 0) + ' %' : '–';
 }
 
+/* Joules as J (kJ, MJ), or kWh from a tenth of one: energy bills speak kWh. */
+export function energy(j) {
+	if (j === null || j === undefined || !Number.isFinite(Number(j)))
+		return '–';
+	j = Number(j);
+	if (Math.abs(j) >= 3.6e5)
+		return num(j / 3.6e6) + ' kWh';
+	if (Math.abs(j) >= 1e3)
+		return num(j / 1e3) + ' kJ';
+	return num(j) + ' J';
+}
+
 export function bytes(v) {
 	if (!Number.isFinite(v))
 		return '–';

@@ -37,6 +37,9 @@ const LABELS = {
 	'papi.cache_misses_per_s': 'cache misses (PAPI)',
 	'gpu.util_percent': 'GPU %',
 	'gpu.mem_bytes': 'GPU memory',
+	'power.cpu_watts': 'CPU + DRAM',
+	'energy.cpu_joules': 'CPU energy (J)',
+	'energy.gpu_joules': 'GPU energy (J)',
 };
 
 /* Series that are a limit the others run against: drawn dashed and muted. */

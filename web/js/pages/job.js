@@ -6,8 +6,9 @@
  * the report names marked.  Then its throughput with the timeline of the
  * configs the tuner assigned laid over it (one strip per phase, a band and a
  * line at each switch), then step time, loss, CPU use and busy threads, IPC
- * and cache misses, GPU and memory where they are counted, the config it
- * runs now, and every trial with its measured objective.
+ * and cache misses, GPU and memory where they are counted, the energy
+ * attributed to it and its samples per joule, the config it runs now, and
+ * every trial with its measured objective.
  */
 import { api, series, latestMap, obj, trial as normTrial, ApiError } from '../api.js';
 import { h, replace, card, facts, table, badge, empty, command, link } from '../dom.js';
@@ -37,6 +38,8 @@ function panelSpecs(collectorNote) {
 		{ id: 'gpu', title: 'GPU utilisation', match: /^gpu\.(\d+\.)?util_percent$/, yMin: 0, optional: true,
 			note: collectorNote(/^nvml$/, 'GPU use') },
 		{ id: 'gpumem', title: 'GPU memory', match: /^gpu\.(\d+\.)?mem(_used)?_bytes$/, yMin: 0, optional: true },
+		{ id: 'energy', title: 'Energy attributed to the job (J)', names: ['energy.cpu_joules', 'energy.gpu_joules'], yMin: 0, optional: true,
+			note: collectorNote(/^(rapl|nvml)$/, 'energy') },
 		{ id: 'mem', title: 'Memory (resident)', names: ['mem.rss_bytes'], yMin: 0, optional: true },
 		{ id: 'sched', title: 'Context switches and migrations per second', yMin: 0, optional: true,
 			names: ['sched.switches_per_s', 'perf.cpu_migrations_per_s'] },
@@ -44,7 +47,7 @@ function panelSpecs(collectorNote) {
 }
 
 /* Names the panels above show; any other series is the job's own metric. */
-const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s|comm_wait_s)$|^(cpu|mem|gpu|perf|papi|likwid|sched|load)\.|^rank\d+\./;
+const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s|comm_wait_s)$|^(cpu|mem|gpu|perf|papi|likwid|sched|load|energy)\.|^rank\d+\./;
 
 /*
  * The time of a job's first throughput sample when it precedes the job's
@@ -142,6 +145,28 @@ function ranksCard(job, report) {
 		elsewhere);
 }
 
+/*
+ * The job's energy (GET /api/v1/jobs/{id}: energy) and samples per joule; a
+ * figure not measured says why (the collector's reason), never 0.
+ */
+function energyCard(job) {
+	const e = job.energy;
+	if (!e)
+		return null;
+	const why = e.unavailable || {};
+	const or = (v, k, f) => (v == null ? h('span', { class: 'muted' }, why[k] ? `not measured: ${why[k]}` : '–') : f(v));
+	return h('section', { class: 'card', 'data-testid': 'energy' }, h('h2', {}, 'Energy'),
+		facts([
+			['CPU', or(e.cpu_joules, 'cpu', fmt.energy)],
+			['GPU', or(e.gpu_joules, 'gpu', fmt.energy)],
+			['Total', e.joules == null ? '–' : `${fmt.energy(e.joules)} (${fmt.num(e.kwh)} kWh)`],
+			['Samples', fmt.num(e.samples)],
+			['Samples per joule', or(e.samples_per_joule, 'samples_per_joule', (v) => h('strong', { 'data-testid': 'samples-per-joule' }, fmt.num(v)))],
+		]),
+		h('p', { class: 'chart-note' }, 'CPU energy (RAPL: packages and DRAM) is shared among jobs by their share of the node\'s busy CPU time; ' +
+			'GPU energy by their processes\' share of each GPU\'s SM utilisation. Samples: the throughput the job reported, over time.'));
+}
+
 function configCard(job) {
 	const cfg = obj(job.config) || {};
 	const rows = [['whole job', fmt.config(cfg)]];
@@ -228,7 +253,7 @@ function nothingYet(id) {
 }
 
 /* Panels that need the job's processes; without a pid the page says so once. */
-const PROCESS_PANELS = new Set(['cpu', 'threads', 'ipc', 'cache', 'gpu', 'gpumem', 'mem', 'sched']);
+const PROCESS_PANELS = new Set(['cpu', 'threads', 'ipc', 'cache', 'gpu', 'gpumem', 'energy', 'mem', 'sched']);
 
 class JobView {
 	constructor(main, id) {
@@ -250,11 +275,12 @@ class JobView {
 		this.others = new Map();
 		this.otherGrid = h('div', { class: 'grid two' });
 		this.missingNote = h('p', { class: 'chart-note', 'data-testid': 'not-measured' });
+		this.energyBox = h('div');
 		this.cfgBox = h('div');
 		this.trialsBox = h('div');
 		this.detailsBox = h('div');
 		replace(main, this.head, this.diagBox, this.ranksBox, this.emptyBox, this.tp.el, h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
-			this.missingNote, this.otherGrid, this.cfgBox, this.trialsBox, this.detailsBox);
+			this.missingNote, this.otherGrid, this.energyBox, this.cfgBox, this.trialsBox, this.detailsBox);
 	}
 
 	/* Why a panel is empty: what the collector that would fill it says, or that it has not sampled yet. */
@@ -300,6 +326,7 @@ class JobView {
 			await series(this.id, 'samples_per_s', range[0], range[1], signal));
 		replace(this.emptyBox, names.size ? null : nothingYet(this.id));
 		await this.updatePanels(job, names, range, signal);
+		replace(this.energyBox, energyCard(job));
 		replace(this.cfgBox, configCard(job));
 		const open = !!this.trialsBox.querySelector('details[open]');
 		replace(this.trialsBox, trialsCard(trials, job.objective, range[1]));

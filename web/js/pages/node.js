@@ -67,6 +67,8 @@ export function mount(main) {
 		new Panel({ id: 'node-load', title: 'Load', names: ['load.1', 'sched.runnable'], yMin: 0, optional: true }),
 		new Panel({ id: 'node-gpu', title: 'GPU utilisation', match: /^gpu\.\d+\.util_percent$/, yMin: 0, optional: true }),
 		new Panel({ id: 'node-gpumem', title: 'GPU memory used', match: /^gpu\.\d+\.mem_used_bytes$/, yMin: 0, optional: true }),
+		new Panel({ id: 'node-power', title: 'Power (W): CPU packages and DRAM (RAPL), each GPU', names: ['power.cpu_watts'],
+			match: /^gpu\.\d+\.power_watts$/, yMin: 0, optional: true }),
 	];
 	const grid = h('div', { class: 'grid two' }, topoBox, collBox);
 	const charts = h('div', { class: 'grid two' }, panels.map((p) => p.el));
