@@ -7,7 +7,11 @@
  *                      (1 GiB, 30 % SM)
  *   NVML_DOUBLE_FAIL   "init": nvmlInit fails as with no driver loaded;
  *                      "count": no GPU found
+ *   NVML_DOUBLE_IDLE_GPUS  N (0..6) more GPUs after the two, idle: no
+ *                      process, 0 % utilisation, 256 MiB of 16 GiB used
+ *                      (the driver's own), MIG off
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,10 +46,14 @@ typedef struct {
 	unsigned int sm, mem, enc, dec;
 } psample_t;
 
-static const struct dev gpus[2] = {{0, -1, NULL}, {1, -1, NULL}};
+#define MAX_IDLE 6
+
+static const struct dev gpus[2 + MAX_IDLE] = {{0, -1, NULL}, {1, -1, NULL}, {2, -1, NULL}, {3, -1, NULL},
+					      {4, -1, NULL}, {5, -1, NULL}, {6, -1, NULL}, {7, -1, NULL}};
 static const struct dev migs[2] = {{1, 0, &gpus[1]}, {1, 1, &gpus[1]}};
 static int initialised;
 static unsigned int proc_pid;
+static unsigned int ngpus = 2;
 
 /* Exported API: prototypes here keep -Wmissing-prototypes quiet for a plain .so. */
 int nvmlInit_v2(void);
@@ -77,11 +85,12 @@ fail_mode(const char *what)
 int
 nvmlInit_v2(void)
 {
-	const char *pid = getenv("NVML_DOUBLE_PID");
+	const char *pid = getenv("NVML_DOUBLE_PID"), *idle = getenv("NVML_DOUBLE_IDLE_GPUS");
 
 	if (fail_mode("init"))
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	proc_pid = pid != NULL ? (unsigned int)strtoul(pid, NULL, 10) : 0;
+	ngpus = 2 + (idle != NULL && strtoul(idle, NULL, 10) <= MAX_IDLE ? (unsigned int)strtoul(idle, NULL, 10) : 0);
 	initialised = 1;
 	return NVML_SUCCESS;
 }
@@ -115,14 +124,14 @@ nvmlDeviceGetCount_v2(unsigned int *n)
 {
 	if (!initialised)
 		return NVML_ERROR_UNINITIALIZED;
-	*n = fail_mode("count") ? 0 : 2;
+	*n = fail_mode("count") ? 0 : ngpus;
 	return NVML_SUCCESS;
 }
 
 int
 nvmlDeviceGetHandleByIndex_v2(unsigned int i, const struct dev **d)
 {
-	if (i >= 2)
+	if (i >= ngpus)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*d = &gpus[i];
 	return NVML_SUCCESS;
@@ -131,8 +140,8 @@ nvmlDeviceGetHandleByIndex_v2(unsigned int i, const struct dev **d)
 int
 nvmlDeviceGetUtilizationRates(const struct dev *d, util_t *u)
 {
-	u->gpu = d->index == 0 ? 42 : 7;
-	u->memory = d->index == 0 ? 17 : 3;
+	u->gpu = d->index == 0 ? 42 : d->index == 1 ? 7 : 0;
+	u->memory = d->index == 0 ? 17 : d->index == 1 ? 3 : 0;
 	return NVML_SUCCESS;
 }
 
@@ -144,7 +153,7 @@ nvmlDeviceGetMemoryInfo(const struct dev *d, mem_t *m)
 		m->used = (unsigned long long)(d->mig + 1) << 30;
 	} else {
 		m->total = 16ULL << 30;
-		m->used = d->index == 0 ? 4ULL << 30 : 2ULL << 30;
+		m->used = d->index == 0 ? 4ULL << 30 : d->index == 1 ? 2ULL << 30 : 256ULL << 20;
 	}
 	m->free = m->total - m->used;
 	return NVML_SUCCESS;
@@ -162,8 +171,7 @@ nvmlDeviceGetName(const struct dev *d, char *buf, unsigned int len)
 int
 nvmlDeviceGetUUID(const struct dev *d, char *buf, unsigned int len)
 {
-	strncpy(buf, d->index == 0 ? "GPU-double-0" : "GPU-double-1", len);
-	buf[len - 1] = '\0';
+	snprintf(buf, len, "GPU-double-%d", d->index);
 	return NVML_SUCCESS;
 }
 
