@@ -32,6 +32,8 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_ingest.c \
 	daemon/api_static.c \
 	daemon/sampler.c daemon/sampler.h \
+	daemon/gpu_pick.c daemon/gpu_pick.h \
+	daemon/config_env.c daemon/config_env.h \
 	daemon/sample_window.c daemon/sample_window.h \
 	daemon/discovery.c daemon/discovery.h \
 	daemon/store_series.c daemon/store_series.h \

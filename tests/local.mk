@@ -54,6 +54,12 @@ tests_unit_test_jobs_LDADD = $(UNIT_LDADD)
 tests_unit_test_peer_uid_SOURCES = tests/unit/test_peer_uid.c
 tests_unit_test_peer_uid_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_peer_uid_LDADD = $(UNIT_LDADD)
+# Which GPUs a job is handed (gpu_pick.c): idle, leased, inside its allocation.
+check_PROGRAMS += tests/unit/test_gpu_pick
+TESTS += tests/unit/test_gpu_pick
+tests_unit_test_gpu_pick_SOURCES = tests/unit/test_gpu_pick.c
+tests_unit_test_gpu_pick_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_gpu_pick_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
