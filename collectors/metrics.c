@@ -83,6 +83,7 @@ const struct metric_info metric_catalogue[] = {
 	{"power_watts", METRIC_GPU, "W", "power_watts", G, 1, "Power draw"},
 	{"temperature_celsius", METRIC_GPU, "°C", "temperature_celsius", G, 1, "GPU temperature"},
 	{"sm_clock_hz", METRIC_GPU, "Hz", "sm_clock_hertz", G, 1, "SM clock"},
+	{"processes", METRIC_GPU, "processes", "processes", G, 1, "Compute processes the driver lists on the GPU"},
 	{"mem_used_bytes", METRIC_MIG, "bytes", "mig_memory_used_bytes", G, 1, "Memory used in a MIG instance"},
 	{"mem_total_bytes", METRIC_MIG, "bytes", "mig_memory_total_bytes", G, 1, "Memory of a MIG instance"},
 };

@@ -79,11 +79,12 @@ static bool allowed(const char *list, const struct gpu_seen *g)
 	return false;
 }
 
+/* Leased to someone else: another holder, or anyone when the asker is anonymous (it cannot be the same). */
 static bool leased_to_other(const struct gpu_leases *l, int index, const char *holder, double now)
 {
 	const struct lease *s = &l->slot[index];
 
-	return s->until > now && strcmp(s->holder, holder) != 0;
+	return s->until > now && (!holder[0] || strcmp(s->holder, holder) != 0);
 }
 
 /* Why g is not idle, or NULL when it is. */

@@ -79,6 +79,9 @@ static void a_lease_keeps_a_gpu_from_the_next_asker(void **state)
 	/* Anonymous askers never share a lease. */
 	pick(l, g, 3, 1, NULL, NULL, 103, &later);
 	assert_int_equal(later.index[0], 2);
+	pick(l, g, 3, 1, NULL, NULL, 104, &later);
+	assert_int_equal(later.idle, 0);   /* 0, 1 and 2 are leased: a busy one, said so */
+	assert_non_null(strstr(later.reason, "handed out in the last lease"));
 	/* After the lease, an idle GPU is free again. */
 	pick(l, g, 3, 1, NULL, "slurm:3", 100 + 61 + 3, &later);
 	assert_int_equal(later.index[0], 0);
