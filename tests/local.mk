@@ -90,6 +90,10 @@ TESTS += tests/integration/test_allocator.py
 TESTS += tests/integration/test_env_paths.py
 EXTRA_DIST += tests/integration/test_env_paths.py
 
+# A GPU job waiting on its input (NVML double): the verdicts point at the data-loader workers.
+TESTS += tests/integration/test_gpu_input.py
+EXTRA_DIST += tests/integration/test_gpu_input.py
+
 # collectors/ includes only its own headers and log.h; its fragment compiles no daemon file.
 TESTS += tests/unit/test_layering.sh
 EXTRA_DIST += tests/unit/test_layering.sh

@@ -5,6 +5,7 @@
  * It measures nothing.  Environment knobs read at nvmlInit:
  *   NVML_DOUBLE_PID    a pid shown as a compute process on GPU 0
  *                      (1 GiB, 30 % SM)
+ *   NVML_DOUBLE_PID_SM that process's SM utilisation instead of 30 %
  *   NVML_DOUBLE_FAIL   "init": nvmlInit fails as with no driver loaded;
  *                      "count": no GPU found
  *   NVML_DOUBLE_IDLE_GPUS  N (0..6) more GPUs after the two, idle: no
@@ -54,6 +55,7 @@ static const struct dev migs[2] = {{1, 0, &gpus[1]}, {1, 1, &gpus[1]}};
 static int initialised;
 static unsigned int proc_pid;
 static unsigned int ngpus = 2;
+static unsigned int proc_sm = 30;
 
 /* Exported API: prototypes here keep -Wmissing-prototypes quiet for a plain .so. */
 int nvmlInit_v2(void);
@@ -86,10 +88,12 @@ int
 nvmlInit_v2(void)
 {
 	const char *pid = getenv("NVML_DOUBLE_PID"), *idle = getenv("NVML_DOUBLE_IDLE_GPUS");
+	const char *sm = getenv("NVML_DOUBLE_PID_SM");
 
 	if (fail_mode("init"))
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	proc_pid = pid != NULL ? (unsigned int)strtoul(pid, NULL, 10) : 0;
+	proc_sm = sm != NULL ? (unsigned int)strtoul(sm, NULL, 10) : 30;
 	ngpus = 2 + (idle != NULL && strtoul(idle, NULL, 10) <= MAX_IDLE ? (unsigned int)strtoul(idle, NULL, 10) : 0);
 	initialised = 1;
 	return NVML_SUCCESS;
@@ -230,7 +234,7 @@ nvmlDeviceGetProcessUtilization(const struct dev *d, psample_t *s, unsigned int 
 	memset(s, 0, sizeof(*s));
 	s->pid = proc_pid;
 	s->ts = last + 1000000;
-	s->sm = 30;
+	s->sm = proc_sm;
 	s->mem = 10;
 	return NVML_SUCCESS;
 }
