@@ -13,9 +13,15 @@
 #define HOLDER_MAX 160
 
 struct lease {
-	char holder[HOLDER_MAX];     /* "" : anonymous */
+	char holder[HOLDER_MAX];     /* "" : anonymous; a longer holder is kept and compared cut */
 	double until;                /* 0: free */
+	bool idle;                   /* it was idle when handed out */
 };
+
+static bool same_name(const struct lease *s, const char *holder)
+{
+	return strncmp(s->holder, holder, HOLDER_MAX - 1) == 0;
+}
 
 struct gpu_leases {
 	pthread_mutex_t lock;
@@ -84,7 +90,7 @@ static bool leased_to_other(const struct gpu_leases *l, int index, const char *h
 {
 	const struct lease *s = &l->slot[index];
 
-	return s->until > now && (!holder[0] || strcmp(s->holder, holder) != 0);
+	return s->until > now && (!holder[0] || !same_name(s, holder));
 }
 
 /* Why g is not idle, or NULL when it is. */
@@ -167,7 +173,11 @@ static void index_list(const struct gpu_pick *out, int from, int to, char *buf, 
 		off += (size_t)snprintf(buf + off, len - off, "%s%d", i > from ? "," : "", out->index[i]);
 }
 
-/* The holder's own lease, when it holds exactly want GPUs all still allowed: it asks again. */
+/*
+ * The holder's own lease, when it holds exactly want GPUs, all idle when
+ * handed out and still allowed: it asks again.  A lease that had to take
+ * busy GPUs is picked afresh, so a GPU freed since is preferred.
+ */
 static bool same_holder(const struct gpu_leases *l, const struct gpu_seen *gpus, size_t n,
 			const struct gpu_pick_request *req, const char *holder, struct gpu_pick *out)
 {
@@ -180,8 +190,8 @@ static bool same_holder(const struct gpu_leases *l, const struct gpu_seen *gpus,
 		if (gpus[i].index < 0 || gpus[i].index >= GPU_PICK_MAX)
 			continue;
 		s = &l->slot[gpus[i].index];
-		if (s->until > req->now && strcmp(s->holder, holder) == 0) {
-			if (!allowed(req->allowed, &gpus[i]) || out->n == GPU_PICK_MAX)
+		if (s->until > req->now && same_name(s, holder)) {
+			if (!allowed(req->allowed, &gpus[i]) || out->n == GPU_PICK_MAX || !s->idle)
 				return out->n = out->idle = 0, false;
 			add_pick(out, &gpus[i], true);
 		}
@@ -266,12 +276,13 @@ void gpu_pick(struct gpu_leases *l, const struct gpu_seen *gpus, size_t n, const
 	explain(out, req->want, in_alloc, scope, nbusy ? why[busy[0].g - gpus] : NULL);
 lease:
 	for (i = 0; i < GPU_PICK_MAX; i++)
-		if (strcmp(l->slot[i].holder, holder) == 0 && holder[0])
+		if (holder[0] && same_name(&l->slot[i], holder))
 			l->slot[i].until = 0;  /* a holder asking again gives back what it held */
 	for (int k = 0; k < out->n; k++) {
 		struct lease *s = &l->slot[out->index[k]];
 		snprintf(s->holder, sizeof(s->holder), "%s", holder);
 		s->until = req->now + l->lease_s;
+		s->idle = k < out->idle;
 	}
 	pthread_mutex_unlock(&l->lock);
 	devices_value(out);

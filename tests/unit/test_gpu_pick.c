@@ -133,6 +133,19 @@ static void too_few_idle_fills_with_the_least_busy_and_says_so(void **state)
 	assert_int_equal(p.index[1], 1);   /* less busy than 0 */
 	assert_non_null(strstr(p.reason, "only 1 of the 2 GPUs asked are idle"));
 	assert_non_null(strstr(p.reason, "GPU 1: a process runs on it"));
+	/* A holder handed a busy GPU asks again once one is free: it gets the free one, not its lease. */
+	g[2].processes = 1;
+	pick(l, g, 3, 1, NULL, "m", 200, &p);
+	assert_int_equal(p.idle, 0);
+	assert_int_equal(p.index[0], 2);
+	g[1].processes = 0;
+	g[1].util_percent = 0;
+	pick(l, g, 3, 1, NULL, "m", 201, &p);
+	assert_int_equal(p.idle, 1);
+	assert_int_equal(p.index[0], 1);
+	g[1].processes = 1;
+	g[1].util_percent = 20;
+	g[2].processes = 0;
 	/* More than there are: all of them, said so. */
 	pick(l, g, 3, 5, NULL, "k", 100, &p);
 	assert_int_equal(p.n, 3);
