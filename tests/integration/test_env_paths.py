@@ -13,6 +13,14 @@ the Slurm hooks declare none, and a registration without a declaration
 would give the workload the built-in space again), another declares
 nothing (every path).  The names the client reads back are names of the
 daemon's one mapping, daemon/knobs_env.c.
+
+A config with GPUs (a declared gpus knob) goes through the same paths on a
+daemon whose NVML is the test double with two busy and six idle GPUs: two
+recommendations at once get two different idle GPUs; one Slurm job's
+registration, recommend, TaskProlog and SPANK plugin get the same GPU
+(its external id holds the lease); inside an allocation the GPU is one of
+the job's, a busy one when they all are, and the answer says so.  Without
+NVML the first device is kept and the answer says it was not verified.
 """
 
 import json
