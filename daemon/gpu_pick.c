@@ -85,16 +85,31 @@ static bool allowed(const char *list, const struct gpu_seen *g)
 	return false;
 }
 
+/* Whether the lease holds: within its time, or its holder's job still runs. */
+static bool in_force(const struct lease *s, const struct gpu_pick_request *req)
+{
+	if (s->until > req->now)
+		return true;
+	if (s->until <= 0 || !s->holder[0])
+		return false;
+	for (size_t i = 0; i < req->nrunning; i++)
+		if (req->running[i] && same_name(s, req->running[i]))
+			return true;
+	return false;
+}
+
 /* Leased to someone else: another holder, or anyone when the asker is anonymous (it cannot be the same). */
-static bool leased_to_other(const struct gpu_leases *l, int index, const char *holder, double now)
+static bool leased_to_other(const struct gpu_leases *l, int index, const char *holder,
+			    const struct gpu_pick_request *req)
 {
 	const struct lease *s = &l->slot[index];
 
-	return s->until > now && (!holder[0] || !same_name(s, holder));
+	return in_force(s, req) && (!holder[0] || !same_name(s, holder));
 }
 
 /* Why g is not idle, or NULL when it is. */
-static const char *busy_reason(const struct gpu_leases *l, const struct gpu_seen *g, const char *holder, double now)
+static const char *busy_reason(const struct gpu_leases *l, const struct gpu_seen *g, const char *holder,
+			       const struct gpu_pick_request *req)
 {
 	if (g->util_percent < 0 || g->mem_used_bytes < 0 || g->processes < 0)
 		return "not in the last sample";
@@ -104,8 +119,8 @@ static const char *busy_reason(const struct gpu_leases *l, const struct gpu_seen
 		return "busy by utilisation";
 	if (g->mem_total_bytes > 0 && g->mem_used_bytes > GPU_PICK_IDLE_MEM_SHARE * g->mem_total_bytes)
 		return "memory in use";
-	if (leased_to_other(l, g->index, holder, now))
-		return "handed out in the last lease";
+	if (leased_to_other(l, g->index, holder, req))
+		return "handed to another job";
 	return NULL;
 }
 
@@ -190,7 +205,7 @@ static bool same_holder(const struct gpu_leases *l, const struct gpu_seen *gpus,
 		if (gpus[i].index < 0 || gpus[i].index >= GPU_PICK_MAX)
 			continue;
 		s = &l->slot[gpus[i].index];
-		if (s->until > req->now && same_name(s, holder)) {
+		if (in_force(s, req) && same_name(s, holder)) {
 			if (!allowed(req->allowed, &gpus[i]) || out->n == GPU_PICK_MAX || !s->idle)
 				return out->n = out->idle = 0, false;
 			add_pick(out, &gpus[i], true);
@@ -256,11 +271,11 @@ void gpu_pick(struct gpu_leases *l, const struct gpu_seen *gpus, size_t n, const
 		if (g->index < 0 || g->index >= GPU_PICK_MAX || !allowed(req->allowed, g))
 			continue;
 		in_alloc++;
-		why[i] = busy_reason(l, g, holder, req->now);
+		why[i] = busy_reason(l, g, holder, req);
 		if (!why[i] && out->n < req->want)
 			add_pick(out, g, true);
 		else if (why[i])
-			busy[nbusy++] = (struct candidate){g, leased_to_other(l, g->index, holder, req->now)};
+			busy[nbusy++] = (struct candidate){g, leased_to_other(l, g->index, holder, req)};
 	}
 	if (in_alloc == 0) {
 		out->verified = false;

@@ -4,7 +4,8 @@
  * collector's last sample shows idle (no compute process on it, utilisation
  * about 0, used memory near the driver's own reservation), within the job's
  * Slurm allocation when it has one, and leases them to the asker for a short
- * while so that two prologues at once are not handed the same GPU.  Without
+ * while (as long as the job it was handed to runs) so that two prologues at
+ * once are not handed the same GPU.  Without
  * NVML it verifies nothing and says so; the mapping (knobs_env.h) then keeps
  * the first N devices.
  *
@@ -33,7 +34,10 @@
  */
 #define GPU_PICK_IDLE_UTIL_PERCENT 2.0
 #define GPU_PICK_IDLE_MEM_SHARE 0.03
-/* How long a GPU handed out stays taken when no process has opened it yet. */
+/*
+ * How long a GPU handed out stays taken when no process has opened it yet
+ * and no running job holds it (a recommendation whose job never came).
+ */
 #define GPU_PICK_LEASE_S 60.0
 
 /* What the NVML collector last saw of one GPU. */
@@ -51,6 +55,8 @@ struct gpu_pick_request {
 	const char *allowed;         /* the job's allocation: indices or UUIDs, comma-separated; NULL or "": the node */
 	const char *holder;          /* who asks (a job's external id); the same holder within its lease gets the same GPUs */
 	double now;                  /* seconds, monotonic */
+	const char *const *running;  /* holders of running jobs: their leases last while they run */
+	size_t nrunning;
 };
 
 /* The answer: what CUDA_VISIBLE_DEVICES becomes and why. */

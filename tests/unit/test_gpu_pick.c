@@ -33,7 +33,7 @@ static struct gpu_seen idle_gpu(int i)
 static void pick(struct gpu_leases *l, const struct gpu_seen *g, size_t n, long want, const char *allowed,
 		 const char *holder, double now, struct gpu_pick *out)
 {
-	struct gpu_pick_request req = {want, allowed, holder, now};
+	struct gpu_pick_request req = {want, allowed, holder, now, NULL, 0};
 
 	gpu_pick(l, g, n, &req, out);
 }
@@ -81,10 +81,36 @@ static void a_lease_keeps_a_gpu_from_the_next_asker(void **state)
 	assert_int_equal(later.index[0], 2);
 	pick(l, g, 3, 1, NULL, NULL, 104, &later);
 	assert_int_equal(later.idle, 0);   /* 0, 1 and 2 are leased: a busy one, said so */
-	assert_non_null(strstr(later.reason, "handed out in the last lease"));
+	assert_non_null(strstr(later.reason, "handed to another job"));
 	/* After the lease, an idle GPU is free again. */
 	pick(l, g, 3, 1, NULL, "slurm:3", 100 + 61 + 3, &later);
 	assert_int_equal(later.index[0], 0);
+	gpu_leases_free(l);
+}
+
+static void a_running_job_keeps_its_gpu_past_the_lease(void **state)
+{
+	struct gpu_seen g[2] = {idle_gpu(0), idle_gpu(1)};
+	struct gpu_leases *l = gpu_leases_new(60);
+	const char *running[] = {"slurm:1"};
+	struct gpu_pick_request req = {1, NULL, "slurm:1", 100, running, 1};
+	struct gpu_pick p;
+
+	(void)state;
+	gpu_pick(l, g, 2, &req, &p);
+	assert_int_equal(p.index[0], 0);
+	/* Long after the lease the job still runs, loading data: its GPU shows idle but is its own. */
+	req = (struct gpu_pick_request){1, NULL, "slurm:2", 1000, running, 1};
+	gpu_pick(l, g, 2, &req, &p);
+	assert_int_equal(p.index[0], 1);
+	/* The job itself asking again (another task) gets its GPU. */
+	req = (struct gpu_pick_request){1, NULL, "slurm:1", 1001, running, 1};
+	gpu_pick(l, g, 2, &req, &p);
+	assert_int_equal(p.index[0], 0);
+	/* Once it ended, the GPU is free. */
+	req = (struct gpu_pick_request){1, NULL, NULL, 2000, NULL, 0};
+	gpu_pick(l, g, 2, &req, &p);
+	assert_int_equal(p.index[0], 0);
 	gpu_leases_free(l);
 }
 
@@ -223,6 +249,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(passes_over_busy_gpus),
 		cmocka_unit_test(a_lease_keeps_a_gpu_from_the_next_asker),
+		cmocka_unit_test(a_running_job_keeps_its_gpu_past_the_lease),
 		cmocka_unit_test(stays_inside_the_slurm_allocation),
 		cmocka_unit_test(too_few_idle_fills_with_the_least_busy_and_says_so),
 		cmocka_unit_test(a_gpu_missing_from_the_sample_is_not_idle),
