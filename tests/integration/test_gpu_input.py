@@ -25,7 +25,7 @@ import dlprof
 with dlprof.session(workload="gpu-input", interval=0.25,
                     knobs={"dataloader_workers": {"values": [1, 2, 4]}}) as s:
     print("job %s workers %s" % (s.job_id, s.dataloader_workers), flush=True)
-    until = time.monotonic() + 60
+    until = time.monotonic() + 150   # past the wait below: the test kills it
     while time.monotonic() < until:
         with s.phase("data"):
             time.sleep(0.06)
@@ -56,14 +56,24 @@ try:
         assert words[:1] == ["job"], words
         job_id = int(words[1])
 
+        last = {}
+
         def verdicts():
             _, _, body = d.get("/api/v1/jobs/%d/report" % job_id)
+            last["report"] = body
             got = {v["kind"]: v for v in body.get("verdicts", [])}
             return got if {"gpus_idle", "input_bound"} <= set(got) else None
-        seen = wait_until(verdicts, timeout=45, interval=0.5)
+        try:
+            seen = wait_until(verdicts, timeout=90, interval=0.5)
+        except AssertionError:
+            seen = {}
+            print("# the last report: %s" % last.get("report"))
+            for name in ("gpu.count", "gpu.util_percent"):
+                print("# %s: %s" % (name, d.get("/api/v1/jobs/%d/series?name=%s" % (job_id, name))[2]))
 
         @tap.test(NAMES[0])
         def _():
+            assert "gpus_idle" in seen, last
             v = seen["gpus_idle"]
             assert v["evidence"]["figures"]["gpus"] == 1, v
             assert v["evidence"]["figures"]["gpu_util_percent"] == 10, v
@@ -71,6 +81,7 @@ try:
 
         @tap.test(NAMES[1])
         def _():
+            assert "input_bound" in seen, last
             v = seen["input_bound"]
             assert "GPUs busy 10%" in v["hint"] and "DLPROF_DATALOADER_WORKERS" in v["hint"], v["hint"]
             assert set(v["fix"]["env"]) == {"DLPROF_DATALOADER_WORKERS"}, v["fix"]
