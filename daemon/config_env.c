@@ -1,8 +1,9 @@
 /*
  * Implementation of config_env.h: what the NVML collector last saw of each
  * GPU, read from the sampler's last tick (values gpu.N.util_percent,
- * mem_used_bytes, mem_total_bytes, processes) and its description (the
- * UUIDs), handed to gpu_pick, whose device list goes to knobs_env.
+ * mem_used_bytes, mem_total_bytes, processes; gpu.N.mig.* where MIG is
+ * on) and its description (the UUIDs), handed to gpu_pick, whose device
+ * list goes to knobs_env.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,8 @@ static void seen_value(struct gpu_seen *gpus, size_t n, const struct collector_v
 			to = &gpus[i].mem_total_bytes;
 		else if (strcmp(what, "processes") == 0)
 			to = &gpus[i].processes;
+		else if (strncmp(what, "mig.", 4) == 0)
+			gpus[i].mig = true;
 		if (to)
 			*to = v->value;
 		return;

@@ -107,11 +107,16 @@ static bool leased_to_other(const struct gpu_leases *l, int index, const char *h
 	return in_force(s, req) && (!holder[0] || !same_name(s, holder));
 }
 
+static bool unknown(const struct gpu_seen *g)
+{
+	return g->util_percent < 0 || g->mem_used_bytes < 0 || g->processes < 0;
+}
+
 /* Why g is not idle, or NULL when it is. */
 static const char *busy_reason(const struct gpu_leases *l, const struct gpu_seen *g, const char *holder,
 			       const struct gpu_pick_request *req)
 {
-	if (g->util_percent < 0 || g->mem_used_bytes < 0 || g->processes < 0)
+	if (unknown(g))
 		return "not in the last sample";
 	if (g->processes > 0)
 		return "a process runs on it";
@@ -124,7 +129,7 @@ static const char *busy_reason(const struct gpu_leases *l, const struct gpu_seen
 	return NULL;
 }
 
-/* The order busy GPUs fill a short pick in: not leased, fewer processes, less utilisation, less memory. */
+/* The order busy GPUs fill a short pick in: not leased, measured, fewer processes, less utilisation, less memory. */
 struct candidate {
 	const struct gpu_seen *g;
 	bool leased;
@@ -137,6 +142,8 @@ static int less_busy_first(const void *a, const void *b)
 
 	if (x->leased != y->leased)
 		return x->leased ? 1 : -1;
+	if (unknown(x->g) != unknown(y->g))   /* a GPU not in the sample may be the busiest */
+		return unknown(x->g) ? 1 : -1;
 	if (x->g->processes != y->g->processes)
 		return x->g->processes < y->g->processes ? -1 : 1;
 	if (x->g->util_percent != y->g->util_percent)
@@ -247,7 +254,7 @@ void gpu_pick(struct gpu_leases *l, const struct gpu_seen *gpus, size_t n, const
 	struct candidate busy[GPU_PICK_MAX];
 	const char *why[GPU_PICK_MAX] = {NULL};
 	size_t i, nbusy = 0;
-	int in_alloc = 0;
+	int in_alloc = 0, nmig = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (req->want <= 0)
@@ -270,6 +277,11 @@ void gpu_pick(struct gpu_leases *l, const struct gpu_seen *gpus, size_t n, const
 		const struct gpu_seen *g = &gpus[i];
 		if (g->index < 0 || g->index >= GPU_PICK_MAX || !allowed(req->allowed, g))
 			continue;
+		/* CUDA sees a MIG GPU's instances (MIG-...), not the GPU: it is never handed out whole. */
+		if (g->mig) {
+			nmig++;
+			continue;
+		}
 		in_alloc++;
 		why[i] = busy_reason(l, g, holder, req);
 		if (!why[i] && out->n < req->want)
@@ -279,9 +291,16 @@ void gpu_pick(struct gpu_leases *l, const struct gpu_seen *gpus, size_t n, const
 	}
 	if (in_alloc == 0) {
 		out->verified = false;
-		snprintf(out->reason, sizeof(out->reason),
-			 "the job's allocation (%.200s) names no GPU NVML sees: not verified; CUDA_VISIBLE_DEVICES names "
-			 "the first %ld device%s", req->allowed, req->want, req->want == 1 ? "" : "s");
+		if (nmig)
+			snprintf(out->reason, sizeof(out->reason),
+				 "every GPU of %s is in MIG mode, whose instances are not handed out: not verified; "
+				 "CUDA_VISIBLE_DEVICES names the first %ld device%s", scope, req->want,
+				 req->want == 1 ? "" : "s");
+		else
+			snprintf(out->reason, sizeof(out->reason),
+				 "the job's allocation (%.200s) names no GPU NVML sees: not verified; "
+				 "CUDA_VISIBLE_DEVICES names the first %ld device%s", req->allowed, req->want,
+				 req->want == 1 ? "" : "s");
 		pthread_mutex_unlock(&l->lock);
 		return;
 	}

@@ -48,6 +48,7 @@ struct gpu_seen {
 	double mem_used_bytes;       /* < 0: not in the sample */
 	double mem_total_bytes;
 	double processes;            /* compute processes on it; < 0: not in the sample */
+	bool mig;                    /* MIG mode on: CUDA sees its instances (MIG-...), not the GPU */
 };
 
 struct gpu_pick_request {
@@ -81,7 +82,8 @@ void gpu_leases_free(struct gpu_leases *l);
  * Picks req->want GPUs among gpus[0..n) (NULL or n == 0: NVML saw none or
  * is off) and leases them to req->holder.  Idle GPUs first, in index order;
  * when fewer are idle than wanted, the least busy of the others fill up
- * and reason says so; never a GPU outside req->allowed.  Always fills out.
+ * and reason says so; never a GPU outside req->allowed, nor one in MIG
+ * mode (CUDA sees its instances, not the GPU).  Always fills out.
  */
 void gpu_pick(struct gpu_leases *l, const struct gpu_seen *gpus, size_t n, const struct gpu_pick_request *req,
 	      struct gpu_pick *out);

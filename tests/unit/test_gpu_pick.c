@@ -179,16 +179,26 @@ static void too_few_idle_fills_with_the_least_busy_and_says_so(void **state)
 	gpu_leases_free(l);
 }
 
-static void a_gpu_missing_from_the_sample_is_not_idle(void **state)
+static void a_gpu_missing_from_the_sample_or_in_mig_mode_is_not_idle(void **state)
 {
-	struct gpu_seen g[2] = {idle_gpu(0), idle_gpu(1)};
+	struct gpu_seen g[3] = {idle_gpu(0), idle_gpu(1), idle_gpu(2)};
 	struct gpu_leases *l = gpu_leases_new(60);
 	struct gpu_pick p;
 
 	(void)state;
 	g[0].processes = -1;   /* the driver gave no process list */
-	pick(l, g, 2, 1, NULL, "j", 100, &p);
-	assert_int_equal(p.index[0], 1);
+	g[1].mig = true;       /* CUDA would see its instances, not the GPU's UUID */
+	pick(l, g, 3, 1, NULL, "j", 100, &p);
+	assert_int_equal(p.index[0], 2);
+	/* Busy GPUs fill a short pick, measured ones first, a MIG one never (after j's lease). */
+	g[2].processes = 1;
+	pick(l, g, 3, 1, NULL, "k", 200, &p);
+	assert_int_equal(p.n, 1);
+	assert_int_equal(p.index[0], 2);
+	pick(l, g, 3, 1, "1", "m", 200, &p);
+	assert_false(p.verified);
+	assert_int_equal(p.n, 0);
+	assert_non_null(strstr(p.reason, "in MIG mode"));
 	gpu_leases_free(l);
 }
 
@@ -252,7 +262,7 @@ int main(void)
 		cmocka_unit_test(a_running_job_keeps_its_gpu_past_the_lease),
 		cmocka_unit_test(stays_inside_the_slurm_allocation),
 		cmocka_unit_test(too_few_idle_fills_with_the_least_busy_and_says_so),
-		cmocka_unit_test(a_gpu_missing_from_the_sample_is_not_idle),
+		cmocka_unit_test(a_gpu_missing_from_the_sample_or_in_mig_mode_is_not_idle),
 		cmocka_unit_test(without_nvml_nothing_is_verified),
 		cmocka_unit_test(the_mapping_exports_what_was_picked),
 	};
