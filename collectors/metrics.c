@@ -94,6 +94,7 @@ const struct metric_info metric_catalogue[] = {
 	{"sm_clock_hz", METRIC_GPU, "Hz", "sm_clock_hertz", G, 1, "SM clock"},
 	{"energy_joules", METRIC_GPU, "J", "energy_joules_total", C, 1,
 	 "Energy the GPU used since dlprofd started counting"},
+	{"processes", METRIC_GPU, "processes", "processes", G, 1, "Compute processes the driver lists on the GPU"},
 	{"mem_used_bytes", METRIC_MIG, "bytes", "mig_memory_used_bytes", G, 1, "Memory used in a MIG instance"},
 	{"mem_total_bytes", METRIC_MIG, "bytes", "mig_memory_total_bytes", G, 1, "Memory of a MIG instance"},
 	{"energy_joules", METRIC_ZONE, "J", "energy_joules_total", C, 1,

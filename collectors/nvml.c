@@ -222,19 +222,26 @@ nvml_proc_add(struct nvml_ctx *c, int gpu, unsigned int pid, double mem, double 
 	c->procs[c->nprocs++] = (struct nvml_proc){pid, gpu, mem > 0 ? mem : 0, sm > 0 ? sm : 0};
 }
 
-/* The GPU's processes with their memory and SM utilisation, kept for sample_job. */
-static void
+/*
+ * The GPU's processes with their memory and SM utilisation, kept for
+ * sample_job.  Returns how many compute processes the driver listed, or -1
+ * when it gave no list.
+ */
+static int
 nvml_processes(struct nvml_ctx *c, int gpu)
 {
 	nvml_process_info_v1 v1[NVML_MAX_PROCS];
 	unsigned int n = NVML_MAX_PROCS, i;
+	int listed = -1;
 
 	if (c->api.procs_v3 != NULL && c->api.procs_v3(c->dev[gpu], &n, c->pbuf) == NVML_SUCCESS) {
 		for (i = 0; i < n && i < NVML_MAX_PROCS; i++)
 			nvml_proc_add(c, gpu, c->pbuf[i].pid, (double)c->pbuf[i].used_gpu_memory, -1);
+		listed = (int)n;
 	} else if (c->api.procs_v1 != NULL && (n = NVML_MAX_PROCS, c->api.procs_v1(c->dev[gpu], &n, v1) == NVML_SUCCESS)) {
 		for (i = 0; i < n && i < NVML_MAX_PROCS; i++)
 			nvml_proc_add(c, gpu, v1[i].pid, (double)v1[i].used_gpu_memory, -1);
+		listed = (int)n;
 	}
 	n = NVML_MAX_PROCS;
 	if (c->api.proc_util != NULL && c->api.proc_util(c->dev[gpu], c->sbuf, &n, c->last_ts[gpu]) == NVML_SUCCESS)
@@ -243,6 +250,7 @@ nvml_processes(struct nvml_ctx *c, int gpu)
 			if (c->sbuf[i].timestamp > c->last_ts[gpu])
 				c->last_ts[gpu] = c->sbuf[i].timestamp;
 		}
+	return listed;
 }
 
 static void
@@ -342,7 +350,9 @@ nvml_sample_node(void *ctx, struct collector_out *out, char *why, size_t why_len
 		if (c->api.clock != NULL && c->api.clock(c->dev[i], NVML_CLOCK_SM, &v) == NVML_SUCCESS)
 			collector_put(out, 0, v * 1e6, "gpu.%u.sm_clock_hz", i);
 		nvml_mig(c, i, out);
-		nvml_processes(c, (int)i);
+		/* Whether a GPU is free to hand out (daemon/gpu_pick.h) starts with its process list. */
+		if ((rc = nvml_processes(c, (int)i)) >= 0)
+			collector_put(out, 0, rc, "gpu.%u.processes", i);
 		nvml_energy(c, i, watts, out, &node_j);
 	}
 	collector_put(out, 0, node_j, "energy.gpu_joules");

@@ -10,9 +10,9 @@
 #include "api.h"
 #include "app.h"
 #include "clock.h"
+#include "config_env.h"
 #include "energy_report.h"
 #include "jobs.h"
-#include "knobs_env.h"
 #include "node.h"
 #include "store.h"
 #include "validate.h"
@@ -115,8 +115,9 @@ void api_jobs_list(const struct http_request *req, struct http_response *resp)
 
 void api_jobs_register(const struct http_request *req, struct http_response *resp)
 {
-	json_t *body = http_parse_json_body(req, resp), *config = NULL;
-	char *params = NULL, *knobs = NULL, err[256];
+	json_t *body = http_parse_json_body(req, resp), *config = NULL, *env, *gpu_pick;
+	char *params = NULL, *knobs = NULL, err[256], holder[32];
+	struct config_env_for for_job;
 	struct jobs_caller who;
 	struct job_spec spec;
 	struct job_rank_spec rank;
@@ -145,11 +146,20 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 		api_jobs_error(resp, r, err, "register job");
 		goto done;
 	}
-	/* env: the variables the config sets (knobs_env.h), for a prologue or the client to apply. */
+	/*
+	 * env: the variables the config sets (config_env.h), for a prologue or
+	 * the client to apply; gpu_pick: the GPUs it was handed, leased to the
+	 * job's external id (what its recommendation was leased to) or its id.
+	 */
+	if (!spec.external_id)
+		snprintf(holder, sizeof(holder), "job:%lld", (long long)id);
+	for_job = (struct config_env_for){spec.external_id ? spec.external_id : holder,
+					  json_string_value(json_object_get(body, "gpus_allowed"))};
+	env = config_env(req->app, config, &for_job, &gpu_pick);
 	http_reply_json(resp, adopted ? 200 : 201,
-			json_pack("{s:I, s:s, s:o, s:o, s:o, s:b}", "id", (json_int_t)id, "workload", spec.workload,
-				  "params", json_loads(params, 0, NULL), "config", config, "env", knobs_env(config),
-				  "adopted", adopted));
+			json_pack("{s:I, s:s, s:o, s:o, s:o, s:b, s:o*}", "id", (json_int_t)id, "workload", spec.workload,
+				  "params", json_loads(params, 0, NULL), "config", config, "env", env,
+				  "adopted", adopted, "gpu_pick", gpu_pick));
 	config = NULL;
 done:
 	json_decref(config);

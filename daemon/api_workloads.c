@@ -13,7 +13,7 @@
 #include "app.h"
 #include "array.h"
 #include "config.h"
-#include "knobs_env.h"
+#include "config_env.h"
 #include "tuner.h"
 #include "validate.h"
 
@@ -21,7 +21,7 @@
 static bool reserved_key(const char *key)
 {
 	return strcmp(key, "workload") == 0 || strcmp(key, "format") == 0 || strcmp(key, "objective") == 0 ||
-	       strcmp(key, "job") == 0;
+	       strcmp(key, "job") == 0 || strcmp(key, "external_id") == 0 || strcmp(key, "gpus_allowed") == 0;
 }
 
 /* The request's other query arguments as the workload's parameters (values as given). */
@@ -96,26 +96,41 @@ static void lines_export(struct lines *l, const char *name, const char *value)
 	l->len += (size_t)sprintf(l->buf + l->len, "%s\n", l->shell ? "'" : "");
 }
 
-/* The config's variables (knobs_env.h: the mapping every path shares). */
-static void export_config(struct lines *l, const json_t *config)
+/* The config's variables (config_env.h: the mapping every path shares). */
+static void export_config(struct lines *l, const json_t *env)
 {
-	json_t *env = knobs_env(config), *v;
+	json_t *v;
 	const char *name;
 
-	if (!env) {
-		l->failed = true;
-		return;
-	}
-	json_object_foreach(env, name, v)
+	json_object_foreach((json_t *)env, name, v)
 		lines_export(l, name, json_string_value(v));
-	json_decref(env);
+}
+
+/* One comment line (shell form only: a TaskProlog takes only exports), newlines turned to spaces. */
+static void lines_comment(struct lines *l, const char *text)
+{
+	size_t need = text ? strlen(text) + 4 : 0;
+
+	if (!text || !l->shell || l->failed)
+		return;
+	if (l->len + need > l->cap) {
+		char *b = array_grow(l->buf, &l->cap, l->len + need, 1);
+		if (!b) {
+			l->failed = true;
+			return;
+		}
+		l->buf = b;
+	}
+	l->len += (size_t)sprintf(l->buf + l->len, "# %s\n", text);
+	for (size_t i = l->len - need + 3; i + 1 < l->len; i++)
+		if (l->buf[i] == '\n' || l->buf[i] == '\r')
+			l->buf[i] = ' ';
 }
 
 /* The exports for rec without the job's own line (so the text can be cached for every job). */
-static struct lines render_exports(const json_t *rec, bool shell)
+static struct lines render_exports(const json_t *rec, const json_t *env, const json_t *gpu_pick, bool shell)
 {
 	struct lines l = {NULL, 0, 0, shell, false};
-	const json_t *config = json_object_get(rec, "config");
 	char *params = json_dumps(json_object_get(rec, "params"), JSON_COMPACT | JSON_SORT_KEYS);
 
 	if (shell) {
@@ -134,7 +149,9 @@ static struct lines render_exports(const json_t *rec, bool shell)
 			if (l.buf[i] == '\n' && i + 1 < l.len)
 				l.buf[i] = ' ';
 	}
-	export_config(&l, config);
+	if (gpu_pick)
+		lines_comment(&l, json_string_value(json_object_get(gpu_pick, "reason")));
+	export_config(&l, env);
 	lines_export(&l, "DLPROF_WORKLOAD", json_string_value(json_object_get(rec, "workload")));
 	if (params && strcmp(params, "{}") != 0)
 		lines_export(&l, "DLPROF_PARAMS", params);
@@ -142,14 +159,20 @@ static struct lines render_exports(const json_t *rec, bool shell)
 	return l;
 }
 
-/* The rendered answer, as http_reply_json would send it (JSON and a newline) or as exports. */
-static char *render_answer(json_t *rec, char format, size_t *len)
+/*
+ * The rendered answer, as http_reply_json would send it (JSON and a
+ * newline) or as exports: rec with env (the config's variables) and
+ * gpu_pick (the GPUs it was handed, or NULL), both stolen.
+ */
+static char *render_answer(json_t *rec, json_t *env, json_t *gpu_pick, char format, size_t *len)
 {
 	struct lines l;
 	char *text;
 
 	if (format != 'j') {
-		l = render_exports(rec, format == 'e');
+		l = render_exports(rec, env, gpu_pick, format == 'e');
+		json_decref(env);
+		json_decref(gpu_pick);
 		if (l.failed) {
 			free(l.buf);
 			return NULL;
@@ -157,8 +180,12 @@ static char *render_answer(json_t *rec, char format, size_t *len)
 		*len = l.len;
 		return l.buf;
 	}
-	/* The variables of the config, as format=env gives them (knobs_env.h). */
-	if (json_object_set_new(rec, "env", knobs_env(json_object_get(rec, "config"))) < 0)
+	/* The variables of the config, as format=env gives them (config_env.h), and the GPUs placed. */
+	if (json_object_set_new(rec, "env", env) < 0) {
+		json_decref(gpu_pick);
+		return NULL;
+	}
+	if (gpu_pick && json_object_set_new(rec, "gpu_pick", gpu_pick) < 0)
 		return NULL;
 	/* The flags and the newline of http_reply_json, so a cached answer reads the same. */
 	if (!(text = json_dumps(rec, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16))))
@@ -233,7 +260,9 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 	char key[TUNER_ANSWER_KEY_MAX], fmt, *body;
 	size_t klen, len;
 	uint64_t gen = 0;
-	json_t *params, *rec;
+	json_t *params, *rec, *env, *gpu_pick = NULL;
+	struct config_env_for who = {http_query(req, "external_id"), http_query(req, "gpus_allowed")};
+	bool placed;
 
 	/* The rule registration applies: a name it refuses cannot have been learned. */
 	if (!name || !validate_label(name, VALIDATE_WORKLOAD_MAX)) {
@@ -260,13 +289,18 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 500, "internal", "no config could be derived for workload %s", name);
 		return;
 	}
-	body = render_answer(rec, fmt, &len);
+	env = config_env(req->app, json_object_get(rec, "config"), &who, &gpu_pick);
+	placed = gpu_pick != NULL;
+	if (!env)
+		json_decref(gpu_pick);
+	body = env ? render_answer(rec, env, gpu_pick, fmt, &len) : NULL;
 	json_decref(rec);
 	if (!body) {
 		http_reply_oom(resp);
 		return;
 	}
-	if (klen)
+	/* An answer that hands out GPUs is the asker's own: each request picks (and leases) its own. */
+	if (klen && !placed)
 		tuner_answer_put(req->app->tuner, key, klen, body, len, gen);
 	reply_answer(req, resp, fmt, body, len);
 }

@@ -17,6 +17,7 @@ struct daemon_stats;
 struct diag;
 struct live;
 struct cluster;
+struct gpu_leases;
 
 /*
  * Limits that handlers read on every request.  Copied from the configuration
@@ -38,6 +39,7 @@ struct app {
 	struct diag *diag;             /* job diagnosis: thresholds and /metrics' cache; NULL: off */
 	struct live *live;             /* the live event streams (live.h); NULL: off */
 	struct cluster *cluster;       /* the shared store's link; NULL: cluster_store unset */
+	struct gpu_leases *gpu_leases; /* GPUs handed to jobs lately (gpu_pick.h); NULL: none verified */
 	struct app_limits limits;
 	const char *web_root;          /* owned by the configuration in force */
 };

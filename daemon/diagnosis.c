@@ -196,7 +196,7 @@ holds(enum diag_kind k, const struct diag_window *x, const struct diag_derived *
 /* The evidence each kind shows, by name; values come from figure(). */
 static const char *const evidence_names[DIAG_NKINDS][DIAG_MAX_EVIDENCE] = {
 	[DIAG_UNDERUSE] = {"cpu_cores", "runnable_threads", "allowed_cpus", "busy_threads", "threads"},
-	[DIAG_GPU_IDLE] = {"gpus", "gpu_util_percent", "cpu_cores", "allowed_cpus"},
+	[DIAG_GPU_IDLE] = {"gpus", "gpu_util_percent", "cpu_cores", "allowed_cpus", "data_share"},
 	[DIAG_OVERSUBSCRIBED] = {"runnable_threads", "allowed_cpus", "threads", "busy_threads", "cpu_wait_cores",
 				 "context_switches_per_s", "cpu_cores"},
 	[DIAG_INPUT_BOUND] = {"data_share", "processes", "allowed_cpus", "gpu_util_percent", "cpu_cores"},
@@ -395,8 +395,17 @@ hint_phases(struct diag_verdict *v, const struct diag_thresholds *th)
 				 diag_evidence(v, "checkpoint_share") * 100, c, every);
 		break;
 	case DIAG_GPU_IDLE:
-		snprintf(h, n, "its %.0f GPU(s) are busy %.0f%% of the time: feed them faster (loader workers, larger "
-			 "batch, data on the GPU) or ask for fewer GPUs", diag_evidence(v, "gpus"), diag_evidence(v, "gpu_util_percent"));
+		/* Input that takes as much of the step as input_bound's threshold is what the GPUs wait on. */
+		if (at_least(diag_evidence(v, "data_share"), th->input_share))
+			snprintf(h, n, "its %.0f GPU(s) are busy %.0f%% of the time and loading data takes %.0f%% of each "
+				 "step: the GPUs wait on input; add loader workers (DataLoader num_workers, "
+				 "DLPROF_DATALOADER_WORKERS, a knob the tuner tunes where the job declares it), prefetch "
+				 "and pin memory", diag_evidence(v, "gpus"), diag_evidence(v, "gpu_util_percent"),
+				 diag_evidence(v, "data_share") * 100);
+		else
+			snprintf(h, n, "its %.0f GPU(s) are busy %.0f%% of the time: feed them faster (loader workers, "
+				 "larger batch, data on the GPU) or ask for fewer GPUs", diag_evidence(v, "gpus"),
+				 diag_evidence(v, "gpu_util_percent"));
 		break;
 	default:
 		break;

@@ -38,7 +38,7 @@ static int as_is(const json_t *v, char *buf, size_t len)
 	return value_text(v, buf, len) ? 0 : -1;
 }
 
-/* The first N device ids; which ones are idle is the scheduler's business (Slurm sets its own). */
+/* The first N device ids: what a config's gpus means when no GPUs were picked (gpu_pick.h). */
 static int devices(const json_t *v, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -91,13 +91,25 @@ static int put(json_t *env, const char *name, const char *value)
 	return json_object_set_new(env, name, json_string(value));
 }
 
-static int put_builtin(json_t *env, const struct env_row *row, const json_t *v)
+/* Whether a picked device list names GPUs by index (digits and commas), not by UUID. */
+static bool by_index(const char *devices)
+{
+	return strspn(devices, "0123456789,") == strlen(devices);
+}
+
+static int put_builtin(json_t *env, const struct env_row *row, const json_t *v, const char *picked)
 {
 	char text[KNOBS_ENV_VALUE_MAX];
 	int r = row->value(v, text, sizeof(text));
 
 	if (r < 0)
 		return 0;
+	if (row->value == devices && picked && *picked && json_integer_value(v) > 0) {
+		/* NVML's indices follow the PCI bus; CUDA's default order puts the fastest first. */
+		snprintf(text, sizeof(text), "%s", picked);
+		if (by_index(picked) && put(env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID") < 0)
+			return -1;
+	}
 	for (int i = 0; i < 2 && row->names[i]; i++)
 		if (put(env, row->names[i], text) < 0)
 			return -1;
@@ -131,7 +143,7 @@ static const struct env_row *builtin_row(const char *knob)
 	return NULL;
 }
 
-json_t *knobs_env(const json_t *config)
+json_t *knobs_env(const json_t *config, const char *gpus_picked)
 {
 	json_t *env = json_object(), *v;
 	const char *key;
@@ -140,7 +152,7 @@ json_t *knobs_env(const json_t *config)
 	if (!env)
 		return NULL;
 	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-		if ((v = json_object_get(config, builtin[i].knob)) && put_builtin(env, &builtin[i], v) < 0)
+		if ((v = json_object_get(config, builtin[i].knob)) && put_builtin(env, &builtin[i], v, gpus_picked) < 0)
 			goto fail;
 	json_object_foreach((json_t *)config, key, v) {
 		if (builtin_row(key) || not_a_knob(key) || !value_text(v, text, sizeof(text)))

@@ -19,11 +19,13 @@
  * {NAME: "value"} in a fixed order: the built-in knobs first
  * (intra_threads: OMP_NUM_THREADS and MKL_NUM_THREADS; interop_threads:
  * DLPROF_INTEROP_THREADS; dataloader_workers: DLPROF_DATALOADER_WORKERS;
- * gpus: CUDA_VISIBLE_DEVICES, the first N devices; affinity: OMP_PROC_BIND
- * close or spread with OMP_PLACES=cores, else false; allocator jemalloc:
- * LD_PRELOAD), then each declared knob as DLPROF_KNOB_<NAME> in upper case.
- * NULL when memory ran out.
+ * gpus: CUDA_VISIBLE_DEVICES, gpus_picked when gpus > 0 and it is neither
+ * NULL nor "" (the GPUs gpu_pick.h chose, by UUID, or by NVML index with
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID before it), else the first N devices;
+ * affinity: OMP_PROC_BIND close or spread with OMP_PLACES=cores, else
+ * false; allocator jemalloc: LD_PRELOAD), then each declared knob as
+ * DLPROF_KNOB_<NAME> in upper case.  NULL when memory ran out.
  */
-json_t *knobs_env(const json_t *config);
+json_t *knobs_env(const json_t *config, const char *gpus_picked);
 
 #endif

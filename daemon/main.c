@@ -28,6 +28,7 @@
 #include "config.h"
 #include "cluster.h"
 #include "diag_report.h"
+#include "gpu_pick.h"
 #include "jobs.h"
 #include "live.h"
 #include "log.h"
@@ -191,6 +192,8 @@ static int daemon_start(struct daemon *d)
 	/* A few dashboards' worth: a stream holds a connection for as long as its page is open. */
 	if (!(d->app.live = live_new(LIVE_MAX_STREAMS)))
 		return -1;
+	if (!(d->app.gpu_leases = gpu_leases_new(GPU_PICK_LEASE_S)))
+		return -1;
 	/* Unset: trials stop entering the outbox (what waits there is sent if it is set again). */
 	if (!cfg->cluster_store[0] &&
 	    store_cluster_enable(d->app.store, false, cfg->cluster_outbox_limit, NULL, 0) != STORE_OK)
@@ -224,6 +227,7 @@ static void daemon_stop(struct daemon *d)
 	server_stop(d->server);
 	sampler_stop(d->app.sampler);
 	live_free(d->app.live);
+	gpu_leases_free(d->app.gpu_leases);
 	jobs_free(d->app.jobs);
 	if (d->app.tuner)
 		tuner_set_other_ask(d->app.tuner, NULL, NULL);

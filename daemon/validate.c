@@ -262,7 +262,7 @@ int validate_registration(const json_t *body, struct job_spec *spec, char **para
 			  char **knobs_json, char *err, size_t errlen)
 {
 	static const char *const known[] = {"workload", "params", "pid", "external_id", "knobs",
-					    "objective", "command", "rank", NULL};
+					    "objective", "command", "rank", "gpus_allowed", NULL};
 	const json_t *params = json_object_get(body, "params"), *pid = json_object_get(body, "pid");
 	const json_t *knobs = json_object_get(body, "knobs");
 	const char *key;
@@ -285,6 +285,9 @@ int validate_registration(const json_t *body, struct job_spec *spec, char **para
 		spec->command = opt_string(body, "command", 4096, err, errlen, &bad);
 	if (!bad)
 		spec->objective = opt_string(body, "objective", 16, err, errlen, &bad);
+	/* The GPUs of the job's allocation, which config_env.h picks among. */
+	if (!bad)
+		opt_string(body, "gpus_allowed", 4096, err, errlen, &bad);
 	if (bad)
 		return -1;
 	if (spec->objective && config_enum_value(config_objective_names, spec->objective) < 0)

@@ -60,6 +60,12 @@ TESTS += tests/unit/test_energy
 tests_unit_test_energy_SOURCES = tests/unit/test_energy.c
 tests_unit_test_energy_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_energy_LDADD = $(UNIT_LDADD)
+# Which GPUs a job is handed (gpu_pick.c): idle, leased, inside its allocation.
+check_PROGRAMS += tests/unit/test_gpu_pick
+TESTS += tests/unit/test_gpu_pick
+tests_unit_test_gpu_pick_SOURCES = tests/unit/test_gpu_pick.c
+tests_unit_test_gpu_pick_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_gpu_pick_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
@@ -89,6 +95,10 @@ TESTS += tests/integration/test_allocator.py
 # One config through recommend, registration, the Slurm hooks and the client: the same variables.
 TESTS += tests/integration/test_env_paths.py
 EXTRA_DIST += tests/integration/test_env_paths.py
+
+# A GPU job waiting on its input (NVML double): the verdicts point at the data-loader workers.
+TESTS += tests/integration/test_gpu_input.py
+EXTRA_DIST += tests/integration/test_gpu_input.py
 
 # collectors/ includes only its own headers and log.h; its fragment compiles no daemon file.
 TESTS += tests/unit/test_layering.sh

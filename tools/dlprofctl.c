@@ -906,6 +906,8 @@ static void run_explain(const json_t *answer, int ranks, int slurm, const char *
 		ctl_fmt_object(json_object_get(answer, "config"), buf, sizeof(buf)));
 	json_object_foreach((json_t *)json_object_get(answer, "env"), name, v)
 		fprintf(stderr, "dlprofctl run:   %s=%s\n", name, json_string_value(v));
+	if ((v = json_object_get(json_object_get(answer, "gpu_pick"), "reason")))
+		fprintf(stderr, "dlprofctl run: GPUs: %s\n", json_string_value(v));
 }
 
 /* Ranks per node worth trying: powers of two up to the CPUs this process may use. */
@@ -934,7 +936,7 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 	int slurm = getenv("SLURM_JOB_ID") != NULL && getenv("SLURM_STEP_ID") == NULL;
 	int ranks = c->ranks, rc, status;
 	char workload[128], ext[96], *command = malloc(4096);
-	const char *why_ranks = "--ranks";
+	const char *why_ranks = "--ranks", *gpus;
 	json_t *answer = NULL, *body;
 
 	if (!command)
@@ -951,6 +953,11 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 			 c->workload ? c->workload : ctl_run_workload(cmd, workload, sizeof(workload)), "pid",
 			 (json_int_t)getpid(), "external_id", ext, "command", command);
 	free(command);
+	/* Inside an allocation the daemon picks idle GPUs among those Slurm gave (config_env.h). */
+	if (!(gpus = getenv("SLURM_STEP_GPUS")) || !*gpus)
+		gpus = getenv("SLURM_JOB_GPUS");
+	if (body && gpus && *gpus)
+		json_object_set_new(body, "gpus_allowed", json_string(gpus));
 	/* Ranks are the job's to choose when nothing fixes them: a static knob the tuner tunes with the threads per rank. */
 	if (ranks < 0 && body)
 		json_object_set_new(body, "knobs", json_pack("{s:{s:o, s:b}}", "ranks", "values", rank_values(), "runtime", 0));

@@ -216,13 +216,15 @@ static void apply_env_object(spank_t sp, const struct sj_value *env)
  * Registers the job; returns the daemon's id or 0.  tune applies the
  * variables of the config assigned and sets *tuned.
  */
-static long long register_job(spank_t sp, const char *workload, uint32_t job_id, enum dlprof_mode m, int *tuned)
+static long long register_job(spank_t sp, const char *workload, uint32_t job_id, const char *gpus,
+			      enum dlprof_mode m, int *tuned)
 {
-	char json[512], *body;
+	char json[800], *body;
 	struct sj_value root, v;
 	long long id = 0;
 
-	snprintf(json, sizeof(json), "{\"workload\":\"%s\",\"external_id\":\"slurm:%u\"}", workload, job_id);
+	snprintf(json, sizeof(json), "{\"workload\":\"%s\",\"external_id\":\"slurm:%u\"%s%s%s}", workload, job_id,
+		 gpus[0] ? ",\"gpus_allowed\":\"" : "", gpus, gpus[0] ? "\"" : "");
 	if (dlprof_call("POST", "/api/v1/jobs", json, &body) < 0)
 		return 0;
 	if (sj_parse(body, &root) == 0 && sj_get(&root, "id", &v) == 0 && sj_int(&v, &id) == 0) {
@@ -247,12 +249,26 @@ static void job_workload(spank_t sp, char *buf, int len)
 	sanitize(buf);
 }
 
+/*
+ * The GPUs Slurm gave the step (its numbers), which the daemon picks idle
+ * ones among; "" when it gave none.  Only [A-Za-z0-9,-] pass into the URL.
+ */
+static void job_gpus(spank_t sp, char *buf, int len)
+{
+	if (spank_getenv(sp, "SLURM_STEP_GPUS", buf, len) != ESPANK_SUCCESS || !buf[0])
+		if (spank_getenv(sp, "SLURM_JOB_GPUS", buf, len) != ESPANK_SUCCESS)
+			buf[0] = '\0';
+	for (char *s = buf; *s; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,-", *s))
+			*s = '_';
+}
+
 /* Runs once per step on each node, as the job's user, before tasks start. */
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	enum dlprof_mode m;
 	uint32_t job_id = 0, step_id = 0;
-	char workload[129], marker[160], seen[160], path[300], *body;
+	char workload[129], marker[160], seen[160], gpus[256], path[600], *body;
 	char host[64] = "";
 	long long id;
 	int tuned = 0;
@@ -270,7 +286,10 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_getenv(sp, "DLPROF_SLURM", seen, sizeof(seen)) == ESPANK_SUCCESS && strcmp(seen, marker) == 0)
 		return 0;
 	job_workload(sp, workload, sizeof(workload));
-	snprintf(path, sizeof(path), "/api/v1/recommend?workload=%s&format=env", workload);
+	job_gpus(sp, gpus, sizeof(gpus));
+	/* The Slurm id holds the GPUs picked, so the registration's answer names the same ones. */
+	snprintf(path, sizeof(path), "/api/v1/recommend?workload=%s&format=env&external_id=slurm:%u%s%s", workload,
+		 job_id, gpus[0] ? "&gpus_allowed=" : "", gpus);
 	switch (dlprof_call("GET", path, NULL, &body)) {
 	case 0:
 		break;
@@ -285,7 +304,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	 * whole; laid over it, a variable only the recommendation sets (its
 	 * OMP_PROC_BIND, its LD_PRELOAD) would outlive the config.
 	 */
-	id = register_job(sp, workload, job_id, m, &tuned);
+	id = register_job(sp, workload, job_id, gpus, m, &tuned);
 	if (!tuned && body)
 		apply_env_lines(sp, body);
 	free(body);

@@ -3,6 +3,7 @@
  * dlprof_spank.c with stand-ins for the few SPANK calls it makes, runs
  * slurm_spank_user_init as slurmstepd would for step 0 of job 4242, and
  * prints the variables the plugin set in the job, "NAME=value" per line.
+ * SLURM_JOB_GPUS in its own environment goes into the job's.
  * tests/integration/test_env_paths.py compares them with the other paths.
  *
  * Usage: spank_harness URL MODE WORKLOAD  (MODE: recommend or tune)
@@ -145,6 +146,9 @@ int main(int argc, char **argv)
 	snprintf(url, sizeof(url), "url=%s", argv[1]);
 	snprintf(mode, sizeof(mode), "default=%s", argv[2]);
 	put("DLPROF_WORKLOAD", argv[3], 0);
+	/* The GPUs of a Slurm allocation, when the test gives the step some. */
+	if (getenv("SLURM_JOB_GPUS"))
+		put("SLURM_JOB_GPUS", getenv("SLURM_JOB_GPUS"), 0);
 	if (slurm_spank_user_init((spank_t)NULL, 3, av) != 0)
 		return 1;
 	for (int i = 0; i < nvars; i++)

@@ -6,14 +6,20 @@
  *   NVML_DOUBLE_PID    a pid shown as a compute process on GPU 0
  *                      (1 GiB, 30 % SM)
  *   NVML_DOUBLE_PID2   a second one there (1 GiB, 10 % SM)
+ *   NVML_DOUBLE_PID_SM the first process's SM utilisation instead of 30 %
  *   NVML_DOUBLE_FAIL   "init": nvmlInit fails as with no driver loaded;
  *                      "count": no GPU found; "energy": no energy counter
  *                      (as before Volta)
+ *   NVML_DOUBLE_IDLE_GPUS  N (0..6) more GPUs after the two, idle: no
+ *                      process, 0 % utilisation, 256 MiB of 16 GiB used
+ *                      (the driver's own), MIG off
  * and read at each call:
- *   NVML_DOUBLE_ENERGY_MJ  GPU 0's energy counter in mJ (GPU 1's is half);
- *                      unset: 5,000,000 mJ plus 100,000 mJ (GPU 1: 50,000)
- *                      a call, so a daemon sees it advance
+ *   NVML_DOUBLE_ENERGY_MJ  GPU 0's energy counter in mJ (GPU 1's is half,
+ *                      an idle one's a tenth); unset: 5,000,000 mJ plus
+ *                      100,000 mJ (GPU 1: 50,000; idle: 10,000) a call, so
+ *                      a daemon sees it advance
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,11 +54,16 @@ typedef struct {
 	unsigned int sm, mem, enc, dec;
 } psample_t;
 
-static const struct dev gpus[2] = {{0, -1, NULL}, {1, -1, NULL}};
+#define MAX_IDLE 6
+
+static const struct dev gpus[2 + MAX_IDLE] = {{0, -1, NULL}, {1, -1, NULL}, {2, -1, NULL}, {3, -1, NULL},
+					      {4, -1, NULL}, {5, -1, NULL}, {6, -1, NULL}, {7, -1, NULL}};
 static const struct dev migs[2] = {{1, 0, &gpus[1]}, {1, 1, &gpus[1]}};
 static int initialised;
 static unsigned int proc_pid, proc_pid2;
-static unsigned long long energy_calls[2];
+static unsigned int ngpus = 2;
+static unsigned int proc_sm = 30;
+static unsigned long long energy_calls[2 + MAX_IDLE];
 
 /* Exported API: prototypes here keep -Wmissing-prototypes quiet for a plain .so. */
 int nvmlInit_v2(void);
@@ -85,13 +96,16 @@ fail_mode(const char *what)
 int
 nvmlInit_v2(void)
 {
-	const char *pid = getenv("NVML_DOUBLE_PID");
+	const char *pid = getenv("NVML_DOUBLE_PID"), *idle = getenv("NVML_DOUBLE_IDLE_GPUS");
+	const char *sm = getenv("NVML_DOUBLE_PID_SM");
 
 	if (fail_mode("init"))
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	proc_pid = pid != NULL ? (unsigned int)strtoul(pid, NULL, 10) : 0;
 	pid = getenv("NVML_DOUBLE_PID2");
 	proc_pid2 = pid != NULL && proc_pid != 0 ? (unsigned int)strtoul(pid, NULL, 10) : 0;
+	proc_sm = sm != NULL ? (unsigned int)strtoul(sm, NULL, 10) : 30;
+	ngpus = 2 + (idle != NULL && strtoul(idle, NULL, 10) <= MAX_IDLE ? (unsigned int)strtoul(idle, NULL, 10) : 0);
 	initialised = 1;
 	return NVML_SUCCESS;
 }
@@ -127,14 +141,14 @@ nvmlDeviceGetCount_v2(unsigned int *n)
 {
 	if (!initialised)
 		return NVML_ERROR_UNINITIALIZED;
-	*n = fail_mode("count") ? 0 : 2;
+	*n = fail_mode("count") ? 0 : ngpus;
 	return NVML_SUCCESS;
 }
 
 int
 nvmlDeviceGetHandleByIndex_v2(unsigned int i, const struct dev **d)
 {
-	if (i >= 2)
+	if (i >= ngpus)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*d = &gpus[i];
 	return NVML_SUCCESS;
@@ -143,8 +157,8 @@ nvmlDeviceGetHandleByIndex_v2(unsigned int i, const struct dev **d)
 int
 nvmlDeviceGetUtilizationRates(const struct dev *d, util_t *u)
 {
-	u->gpu = d->index == 0 ? 42 : 7;
-	u->memory = d->index == 0 ? 17 : 3;
+	u->gpu = d->index == 0 ? 42 : d->index == 1 ? 7 : 0;
+	u->memory = d->index == 0 ? 17 : d->index == 1 ? 3 : 0;
 	return NVML_SUCCESS;
 }
 
@@ -156,7 +170,7 @@ nvmlDeviceGetMemoryInfo(const struct dev *d, mem_t *m)
 		m->used = (unsigned long long)(d->mig + 1) << 30;
 	} else {
 		m->total = 16ULL << 30;
-		m->used = d->index == 0 ? 4ULL << 30 : 2ULL << 30;
+		m->used = d->index == 0 ? 4ULL << 30 : d->index == 1 ? 2ULL << 30 : 256ULL << 20;
 	}
 	m->free = m->total - m->used;
 	return NVML_SUCCESS;
@@ -174,8 +188,7 @@ nvmlDeviceGetName(const struct dev *d, char *buf, unsigned int len)
 int
 nvmlDeviceGetUUID(const struct dev *d, char *buf, unsigned int len)
 {
-	strncpy(buf, d->index == 0 ? "GPU-double-0" : "GPU-double-1", len);
-	buf[len - 1] = '\0';
+	snprintf(buf, len, "GPU-double-%d", d->index);
 	return NVML_SUCCESS;
 }
 
@@ -237,7 +250,7 @@ nvmlDeviceGetProcessUtilization(const struct dev *d, psample_t *s, unsigned int 
 		memset(&s[i], 0, sizeof(s[i]));
 		s[i].pid = i == 0 ? proc_pid : proc_pid2;
 		s[i].ts = last + 1000000;
-		s[i].sm = i == 0 ? 30 : 10;
+		s[i].sm = i == 0 ? proc_sm : 10;
 		s[i].mem = 10;
 	}
 	return NVML_SUCCESS;
@@ -276,10 +289,10 @@ nvmlDeviceGetTotalEnergyConsumption(const struct dev *d, unsigned long long *mj)
 		return NVML_ERROR_NOT_SUPPORTED;
 	if (set != NULL) {
 		v = strtoull(set, NULL, 10);
-		*mj = d->index == 0 ? v : v / 2;
+		*mj = d->index == 0 ? v : d->index == 1 ? v / 2 : v / 10;
 	} else {
 		energy_calls[d->index]++;
-		*mj = 5000000ULL + energy_calls[d->index] * (d->index == 0 ? 100000ULL : 50000ULL);
+		*mj = 5000000ULL + energy_calls[d->index] * (d->index == 0 ? 100000ULL : d->index == 1 ? 50000ULL : 10000ULL);
 	}
 	return NVML_SUCCESS;
 }

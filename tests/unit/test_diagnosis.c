@@ -249,6 +249,37 @@ test_gpus_idle(void **state)
 	assert_int_equal(run(w, NW, &th, v), 0);
 }
 
+/* A GPU job whose GPUs wait on its data phase: both verdicts, and the GPU one points at the loader workers. */
+static void
+test_gpus_wait_on_input(void **state)
+{
+	struct diag_window w[NW];
+	struct diag_verdict v[16];
+	size_t n, k;
+
+	(void)state;
+	healthy(w, NW);
+	for (size_t i = 0; i < NW; i++) {
+		w[i].gpus = 1;
+		w[i].gpu_util_percent = 10;
+		w[i].step_s = 1;
+		w[i].data_s = 0.6;
+	}
+	n = run(w, NW, &th, v);
+	assert_int_equal(n, 2);
+	for (k = 0; k < n && v[k].kind != DIAG_GPU_IDLE; k++)
+		;
+	assert_true(k < n);
+	assert_non_null(strstr(v[k].hint, "busy 10% of the time and loading data takes 60% of each step: the GPUs "
+				       "wait on input"));
+	assert_non_null(strstr(v[k].hint, "DLPROF_DATALOADER_WORKERS"));
+	for (k = 0; k < n && v[k].kind != DIAG_INPUT_BOUND; k++)
+		;
+	assert_true(k < n);
+	assert_non_null(strstr(v[k].hint, "GPUs busy 10%"));
+	assert_non_null(strstr(v[k].hint, "DLPROF_DATALOADER_WORKERS"));
+}
+
 static void
 test_input_bound(void **state)
 {
@@ -471,6 +502,7 @@ main(void)
 		cmocka_unit_test(test_sustain_rule),
 		cmocka_unit_test(test_underuse),
 		cmocka_unit_test(test_gpus_idle),
+		cmocka_unit_test(test_gpus_wait_on_input),
 		cmocka_unit_test(test_input_bound),
 		cmocka_unit_test(test_communication_and_checkpoint),
 		cmocka_unit_test(test_memory_pressure),

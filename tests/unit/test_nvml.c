@@ -88,6 +88,9 @@ per_job_attribution(void **state)
 	assert_int_equal(collector_nvml.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
 	assert_int_equal(collector_nvml.sample_job(ctx, &mine, &out, why, sizeof(why)), COLLECTOR_OK);
 	assert_int_equal(collector_nvml.sample_job(ctx, &theirs, &out, why, sizeof(why)), COLLECTOR_OK);
+	/* The process lists as node values: what the daemon checks before handing a GPU out. */
+	assert_true(value_of(&out, 0, "gpu.0.processes") == 1);
+	assert_true(value_of(&out, 0, "gpu.1.processes") == 0);
 	assert_true(value_of(&out, 5, "gpu.count") == 1);
 	assert_true(value_of(&out, 5, "gpu.mem_bytes") == 1.0 * (1 << 30));
 	assert_true(value_of(&out, 5, "gpu.util_percent") == 30);

@@ -8,9 +8,9 @@ in force, observed where it can be observed:
   of its registration answer, the mapping /api/v1/recommend and the Slurm
   hooks use too), set at start: OMP_*/MKL_* only while torch is not loaded
   (OpenMP and BLAS read them when they load), OMP_PROC_BIND/OMP_PLACES only
-  when the job did not set OMP_PROC_BIND itself, LD_PRELOAD and
-  CUDA_VISIBLE_DEVICES never (fixed before the process started: observed,
-  never changed).  A job a prologue registered got them from the prologue.
+  when the job did not set OMP_PROC_BIND itself, LD_PRELOAD,
+  CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER never (fixed before the
+  process started: observed, never changed).  A job a prologue registered got them from the prologue.
 - intra_threads: torch.set_num_threads, at start and whenever the session
   asks (the session only asks at step and phase boundaries).
 - interop_threads: torch.set_num_interop_threads, once, and only after a
@@ -42,7 +42,8 @@ ENV = {
     "allocator": "LD_PRELOAD",
     "gpus": "CUDA_VISIBLE_DEVICES",
 }
-_FIXED_AT_EXEC = (ENV["allocator"], ENV["gpus"])
+# CUDA reads its device order with its devices, when it starts: both are the process's from exec on.
+_FIXED_AT_EXEC = (ENV["allocator"], ENV["gpus"], "CUDA_DEVICE_ORDER")
 _READ_AT_LOAD = ("OMP_", "MKL_")
 _BINDING = (ENV["affinity"], "OMP_PLACES")
 
