@@ -10,6 +10,8 @@
 #include "api.h"
 #include "app.h"
 #include "clock.h"
+#include "cluster.h"
+#include "cluster_ranks.h"
 #include "jobs.h"
 #include "knobs_env.h"
 #include "node.h"
@@ -170,6 +172,9 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 		api_store_error(resp, r, "job");
 		return;
 	}
+	/* The ranks other nodes shared, as the cluster thread last read them: no wait on the database. */
+	if (req->app->cluster)
+		cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
 	redact_for(req, job);
 	http_reply_json(resp, 200, job);
 }

@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "cluster_pg.h"
+#include "cluster_ranks.h"
 #include "cluster_sql.h"
 #include "log.h"
 #include "store_cluster.h"
@@ -76,6 +77,7 @@ struct cluster {
 	struct tuner *tuner;
 	char *conninfo, *node, *hw_class;
 	char store_id[STORE_CLUSTER_ID_MAX];
+	struct cluster_ranks *ranks;  /* the distributed jobs' ranks: shared, and the others' read back */
 
 	/* Owned by the thread. */
 	struct cluster_pg pg;
@@ -85,6 +87,7 @@ struct cluster {
 	double view_read_mono;        /* when the view was last read; 0: never */
 	bool push_failing;
 	bool prior_failing;           /* the last ask's query failed (logged once until one succeeds) */
+	double ranks_due;             /* mono time the ranks are next pushed or read (cluster_ranks_serve) */
 
 	/* Guarded by lock: what status and the view show. */
 	pthread_mutex_t lock;
@@ -446,6 +449,8 @@ static int link_up(struct cluster *c)
 	pthread_mutex_unlock(&c->lock);
 	c->backoff_s = BACKOFF_MIN_S;
 	c->next_push = c->next_pull = clock_mono_s();
+	cluster_ranks_link_up(c->ranks);
+	c->ranks_due = c->next_push;
 	set_state(c, true, NULL);
 	return 0;
 fail:
@@ -460,6 +465,8 @@ static double earliest(struct cluster *c)
 
 	if (c->next_pull < t)
 		t = c->next_pull;
+	if (c->ranks_due < t)
+		t = c->ranks_due;
 	return view_wanted(c, false) && view_due(c) < t ? view_due(c) : t;
 }
 
@@ -477,6 +484,8 @@ static void link_serve(struct cluster *c)
 		if (c->pg.conn && now >= view_due(c) && view_wanted(c, true))
 			view_refresh(c);
 		prior_answer(c);
+		if (c->pg.conn)
+			c->ranks_due = cluster_ranks_serve(c->ranks, &c->pg);
 		if (!c->pg.conn)
 			break;
 		wait = asks_waiting(c) ? 0 : earliest(c) - clock_mono_s();
@@ -519,6 +528,7 @@ static void cluster_free(struct cluster *c)
 	if (c->wake[1] >= 0)
 		close(c->wake[1]);
 	json_decref(c->view);
+	cluster_ranks_free(c->ranks);
 	pthread_mutex_destroy(&c->lock);
 	free(c->conninfo);
 	free(c->node);
@@ -556,6 +566,10 @@ struct cluster *cluster_start(struct store *st, struct tuner *t, const struct cl
 		log_warnx("cluster: the outbox could not be enabled; trials of this node are not shared");
 		snprintf(c->store_id, sizeof(c->store_id), "unknown");
 	}
+	if (!(c->ranks = cluster_ranks_new(st, c->store_id, c->node))) {
+		cluster_free(c);
+		return NULL;
+	}
 	if ((rc = pthread_create(&c->thread, NULL, cluster_main, c)) != 0) {
 		log_warnx("%s: pthread_create: %s", __func__, strerror(rc));
 		cluster_free(c);
@@ -573,6 +587,11 @@ void cluster_stop(struct cluster *c)
 	wake(c);
 	pthread_join(c->thread, NULL);
 	cluster_free(c);
+}
+
+struct cluster_ranks *cluster_ranks_of(struct cluster *c)
+{
+	return c ? c->ranks : NULL;
 }
 
 json_t *cluster_status(struct cluster *c)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 struct cluster;
+struct cluster_ranks;
 struct store;
 struct tuner;
 
@@ -51,6 +52,9 @@ json_t *cluster_status(struct cluster *c);
  * to tuner_learn_other_class.  Bounded and rate-limited (cluster.c).
  */
 void cluster_ask_other_classes(void *ctx, const char *workload, const json_t *params, const char *objective);
+
+/* The distributed jobs' ranks shared through the store (cluster_ranks.h); NULL when c is NULL. */
+struct cluster_ranks *cluster_ranks_of(struct cluster *c);
 
 /* The link's figures for GET /metrics (dlprofd_cluster_*), in Prometheus text. */
 void cluster_prometheus(struct cluster *c, FILE *out);
