@@ -109,8 +109,11 @@ void api_jobs_list(const struct http_request *req, struct http_response *resp)
 		api_store_error(resp, r, "jobs");
 		return;
 	}
-	json_array_foreach(jobs, i, job)
+	json_array_foreach(jobs, i, job) {
+		if (req->app->cluster)
+			cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
 		redact_for(req, job);
+	}
 	http_reply_json(resp, 200, json_pack("{s:o}", "jobs", jobs));
 }
 

@@ -49,7 +49,12 @@ struct cluster_ranks {
 	double next_push, next_pull;  /* mono; the thread's own */
 	bool push_failing, pull_failing;
 
-	pthread_mutex_t lock;         /* guards the cache */
+	/*
+	 * Guarded by lock.  An entry is never changed once in the cache (a read
+	 * replaces it), so a reader takes a reference under the lock and reads
+	 * it after (jansson's reference counts are atomic).
+	 */
+	pthread_mutex_t lock;
 	json_t *by_key;               /* job key -> {"as_of", "rows": [the other nodes' ranks]} */
 	json_t *key_of;               /* local job id (as text) -> job key */
 };

@@ -34,12 +34,12 @@ double cluster_ranks_serve(struct cluster_ranks *r, struct cluster_pg *pg);
 void cluster_ranks_link_up(struct cluster_ranks *r);
 
 /*
- * Any thread.  Adds to a job's JSON (store_job_get's: "id", "world_size",
- * "ranks") the ranks other nodes shared, each with "shared_by" (the node
- * that shared it), in rank order; "ranks_elsewhere" becomes the count seen
- * nowhere, and "ranks_shared" says {"as_of": wall time of the read, or null
- * when the store was not read yet for this job}.  A job of one node is left
- * as it is.
+ * Any thread.  Adds to a job's JSON (store_job_get's, or a row of
+ * store_jobs_list's: "external_id", "world_size", "ranks") the ranks other
+ * nodes shared, each with "shared_by" (the node that shared it), in rank
+ * order; "ranks_elsewhere" becomes the count seen nowhere, and
+ * "ranks_shared" says {"as_of": wall time of the read, or null when the
+ * store was not read yet for this job}.  A job of one node is left as it is.
  */
 void cluster_ranks_merge(struct cluster_ranks *r, json_t *job);
 /*

@@ -3,8 +3,8 @@
 A private PostgreSQL (pgserver.py) and two daemons with cluster_store set.
 
 Over REST (as test_ranks.py's ranks report): rank 0 of a job joins on A,
-rank 1 on B, with their shared external id; each daemon's job JSON then
-lists both ranks, the other node's marked with the node that shared it,
+rank 1 on B, with their shared external id; each daemon's job JSON (and
+its jobs list) then lists both ranks, the other node's marked with the node that shared it,
 and ranks_elsewhere is 0; A's global throughput adds rank 1's once; the
 straggler verdict on A names rank 1, which runs on B; with PostgreSQL down
 B's newer figures wait in its ranks' outbox and reach A once it is back;
@@ -124,6 +124,11 @@ def rest_tests(pg):
                     assert "shared_by" not in j["ranks"][here], j["ranks"]
                     assert j["ranks"][there]["shared_by"] == other, j["ranks"]
                     assert j["ranks_shared"]["as_of"] is not None, j
+                status, _, listed = a.get("/api/v1/jobs")
+                assert status == 200, (status, listed)
+                mine = [j for j in listed["jobs"] if j["id"] == ids["a"]]
+                assert len(mine) == 1 and [k["node"] for k in mine[0]["ranks"]] == ["host-a", "host-b"], listed
+                assert mine[0]["ranks_elsewhere"] == 0, mine
                 k = wait_for("rank 1's steps on A", lambda: (lambda r: r if r["steps"] == 20 else None)(
                     job(a, ids["a"])["ranks"][1]), 30)
                 assert abs(k["step_time_s"] - 0.5) < 1e-9 and abs(k["comm_share"] - 0.04) < 1e-9, k
