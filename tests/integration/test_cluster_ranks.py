@@ -117,7 +117,9 @@ def rest_tests(pg):
                 # Rank 1 loads its data slowly: it waits least, rank 0 waits for it.
                 post(a, ids["a"], 0, steps(now + 1, 20, 0.5, 0.2, 0.02), 2)
                 post(b, ids["b"], 1, steps(now + 1, 20, 0.5, 0.02, 0.2), 2)
+                posted = time.time()
                 ja = wait_for("A sees rank 1", lambda: whole(a, ids["a"], ["host-a", "host-b"]), 30)
+                print("# A listed rank 1 %.2fs after B stored its report" % (time.time() - posted))
                 jb = wait_for("B sees rank 0", lambda: whole(b, ids["b"], ["host-a", "host-b"]), 30)
                 for j, here, there, other in ((ja, 0, 1, "node-b"), (jb, 1, 0, "node-a")):
                     assert j["world_size"] == 2 and j["ranks_elsewhere"] == 0, j
@@ -223,6 +225,13 @@ class Namespaces:
             raise
         return self
 
+    def bytes(self, side):
+        """(received, sent) bytes of one side's veth."""
+        out = subprocess.run(["ip", "-n", self.names[side], "-j", "-s", "link", "show", "dev", self.links[side]],
+                             capture_output=True, text=True, check=True).stdout
+        stats = json.loads(out)[0]["stats64"]
+        return stats["rx"]["bytes"], stats["tx"]["bytes"]
+
     def __exit__(self, *exc):
         for ns in self.names:   # the veth pair goes with its namespaces
             subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
@@ -272,6 +281,7 @@ def netns_test(pg):
                     NsDaemon(ns.names[0], args=cluster_args(pg, "node-a")) as a, \
                     NsDaemon(ns.names[1], args=cluster_args(pg, "node-b")) as b:
                 port = 29500 + os.getpid() % 1000
+                before = ns.bytes(0)
                 dirs = [os.path.join(work, "r%d" % r) for r in (0, 1)]
                 for r, d in enumerate((a, b)):
                     os.mkdir(dirs[r])
@@ -282,6 +292,11 @@ def netns_test(pg):
                     out, _ = p.communicate(timeout=300)
                     outs.append(out.decode(errors="replace"))
                 assert all(p.returncode == 0 for p in procs), [o[-3000:] for o in outs]
+                # The collectives crossed the veth: 30 all-reduces of the MLP's 3 x (128 x 128 + 128) float
+                # gradients (~200 kB each) each way, so well over 1 MB either way.
+                after = ns.bytes(0)
+                assert after[0] - before[0] > 1e6 and after[1] - before[1] > 1e6, (before, after)
+                print("# A's veth: %d bytes in, %d out during the job" % (after[0] - before[0], after[1] - before[1]))
                 done = []
                 for r in (0, 1):
                     with open(os.path.join(dirs[r], "rank%d.json" % r)) as f:
