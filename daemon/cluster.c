@@ -613,6 +613,7 @@ json_t *cluster_status(struct cluster *c)
 		      (json_int_t)c->prior_asked, "answered", (json_int_t)c->prior_answered, "dropped",
 		      (json_int_t)c->prior_dropped);
 	pthread_mutex_unlock(&c->lock);
+	json_object_set_new(o, "ranks", cluster_ranks_status(c->ranks));
 	return o;
 }
 

@@ -41,7 +41,8 @@ void cluster_stop(struct cluster *c);
  * The state of the link, as a new JSON object: {"configured","connected",
  * "node","hw_class","store_id","schema_version","error","pushed","pulled",
  * "outbox":{"waiting","dropped"},"last_pull","other_classes":{"asked",
- * "answered","dropped"}}.  Never waits on the database.
+ * "answered","dropped"},"ranks":{"pushed","read","jobs","last_read"}}
+ * (ranks: cluster_ranks_status).  Never waits on the database.
  */
 json_t *cluster_status(struct cluster *c);
 

@@ -57,6 +57,8 @@ struct cluster_ranks {
 	pthread_mutex_t lock;
 	json_t *by_key;               /* job key -> {"as_of", "rows": [the other nodes' ranks]} */
 	json_t *key_of;               /* local job id (as text) -> job key */
+	long long pushed, read;       /* rank rows sent to the store, and read from it, ever */
+	double last_read;             /* wall time of the last successful read; 0: none */
 };
 
 struct cluster_ranks *cluster_ranks_new(struct store *st, const char *store_id, const char *node)
@@ -128,6 +130,9 @@ static int push_batch(struct cluster_ranks *r, struct cluster_pg *pg)
 		if (!res)
 			return -1;
 		PQclear(res);
+		pthread_mutex_lock(&r->lock);
+		r->pushed += (long long)n;
+		pthread_mutex_unlock(&r->lock);
 	}
 	/* Committed there (or nothing to send): a crash before this sends them again, which stores the same rows. */
 	if (last > 0 && store_cluster_ranks_done(r->st, last) != STORE_OK)
@@ -183,10 +188,11 @@ static json_t *group(json_t *rows)
 
 /*
  * The new cache: for each of this node's jobs, what was read now (its key
- * asked), else what was there.  Jobs past the newest RANKS_JOBS leave it.
+ * asked; all the rows read, read them grouped), else what was there.  Jobs
+ * past the newest RANKS_JOBS leave it.
  */
 static void replace_cache(struct cluster_ranks *r, const json_t *jobs, const json_t *asked, const json_t *read,
-			  double as_of)
+			  const json_t *all, double as_of)
 {
 	json_t *by_key = json_object(), *key_of = json_object(), *j, *e;
 	size_t i;
@@ -213,6 +219,8 @@ static void replace_cache(struct cluster_ranks *r, const json_t *jobs, const jso
 	json_decref(r->key_of);
 	r->by_key = by_key;
 	r->key_of = key_of;
+	r->read += (long long)json_array_size(all);
+	r->last_read = as_of;
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -248,7 +256,7 @@ static int pull_once(struct cluster_ranks *r, struct cluster_pg *pg)
 			goto done;
 		read = group(rows);
 	}
-	replace_cache(r, jobs, asked, read, now);
+	replace_cache(r, jobs, asked, read, rows, now);
 	rc = 0;
 done:
 	PQclear(res);
@@ -284,6 +292,18 @@ double cluster_ranks_serve(struct cluster_ranks *r, struct cluster_pg *pg)
 }
 
 /* ---- readers ---- */
+
+json_t *cluster_ranks_status(struct cluster_ranks *r)
+{
+	json_t *o;
+
+	pthread_mutex_lock(&r->lock);
+	o = json_pack("{s:I, s:I, s:I, s:o}", "pushed", (json_int_t)r->pushed, "read", (json_int_t)r->read, "jobs",
+		      (json_int_t)json_object_size(r->by_key), "last_read",
+		      r->last_read > 0 ? json_real(r->last_read) : json_null());
+	pthread_mutex_unlock(&r->lock);
+	return o;
+}
 
 static double num_or_nan(const json_t *o, const char *key)
 {

@@ -34,6 +34,12 @@ double cluster_ranks_serve(struct cluster_ranks *r, struct cluster_pg *pg);
 void cluster_ranks_link_up(struct cluster_ranks *r);
 
 /*
+ * Any thread.  What the ranks' link did, as a new object: {"pushed" (rank
+ * rows sent), "read" (rows read back), "jobs" (distributed jobs whose other
+ * ranks are cached), "last_read" (wall time; null: none yet)}.
+ */
+json_t *cluster_ranks_status(struct cluster_ranks *r);
+/*
  * Any thread.  Adds to a job's JSON (store_job_get's, or a row of
  * store_jobs_list's: "external_id", "world_size", "ranks") the ranks other
  * nodes shared, each with "shared_by" (the node that shared it), in rank

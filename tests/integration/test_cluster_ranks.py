@@ -131,6 +131,9 @@ def rest_tests(pg):
                 mine = [j for j in listed["jobs"] if j["id"] == ids["a"]]
                 assert len(mine) == 1 and [k["node"] for k in mine[0]["ranks"]] == ["host-a", "host-b"], listed
                 assert mine[0]["ranks_elsewhere"] == 0, mine
+                for d in (a, b):
+                    st = d.get("/api/v1/cluster/workloads")[2]["cluster"]["ranks"]
+                    assert st["pushed"] >= 1 and st["read"] >= 1 and st["jobs"] == 1 and st["last_read"], st
                 k = wait_for("rank 1's steps on A", lambda: (lambda r: r if r["steps"] == 20 else None)(
                     job(a, ids["a"])["ranks"][1]), 30)
                 assert abs(k["step_time_s"] - 0.5) < 1e-9 and abs(k["comm_share"] - 0.04) < 1e-9, k
