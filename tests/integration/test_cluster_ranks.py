@@ -8,7 +8,8 @@ its jobs list) then lists both ranks, the other node's marked with the node that
 and ranks_elsewhere is 0; A's global throughput adds rank 1's once; the
 straggler verdict on A names rank 1, which runs on B; with PostgreSQL down
 B's newer figures wait in its ranks' outbox and reach A once it is back;
-rank 1's end on B is seen on A.
+rank 1's end on B is seen on A.  With the database gone a node's ranks'
+outbox keeps the newest changes within cluster_outbox_limit.
 
 Across network namespaces (root, `ip netns`, torch for /usr/bin/python3;
 skipped, saying which is missing, otherwise): daemons A and B each in a
@@ -58,9 +59,9 @@ def wait_for(what, check, timeout):
     raise AssertionError("%s: not within %ss (last: %r)" % (what, timeout, last))
 
 
-def join(d, ext, rank, node, pid):
+def join(d, ext, rank, node, pid, world=2):
     status, _, body = d.post("/api/v1/jobs", {"workload": "xnode", "external_id": ext, "pid": pid,
-                                              "rank": {"rank": rank, "world_size": 2, "local_rank": 0,
+                                              "rank": {"rank": rank, "world_size": world, "local_rank": 0,
                                                        "node": node, "nodes": 2}})
     assert status in (200, 201), (status, body)
     return body["id"]
@@ -184,6 +185,32 @@ def rest_tests(pg):
         for p in sleepers:
             p.kill()
             p.wait()
+
+
+def bound_test():
+    @tap.test("with the database gone the ranks' outbox keeps the newest changes, at most cluster_outbox_limit; "
+              "without cluster_store ranks stay out of it")
+    def _():
+        with PgServer() as gone:
+            conninfo = gone.conninfo
+        sleepers = [subprocess.Popen(["sleep", "300"]) for _ in range(5)]
+        workdir = tempfile.mkdtemp(prefix="dlprof-test-")
+        try:
+            with Daemon(args=["--cluster-store", conninfo, "--cluster-outbox-limit", "3"], workdir=workdir) as c:
+                ids = {join(c, "run:xnode-bound", r, "host-c", sleepers[r].pid, world=8) for r in range(5)}
+                assert len(ids) == 1, ids
+                with sqlite3.connect("file:%s?mode=ro" % c.db, uri=True) as db:
+                    kept = [r[0] for r in db.execute("SELECT rank FROM cluster_rank_outbox ORDER BY id")]
+                assert kept == [2, 3, 4], kept     # the newest three changes
+            with Daemon(workdir=workdir) as d:
+                jid = join(d, "run:xnode-bound-2", 0, "host-c", sleepers[0].pid)
+                post(d, jid, 0, steps(time.time(), 2, 0.5, 0.1), 1)
+                assert rank_outbox(d.db) == 3, rank_outbox(d.db)
+        finally:
+            for p in sleepers:
+                p.kill()
+                p.wait()
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 # ---- across network namespaces ----
@@ -327,5 +354,6 @@ def netns_test(pg):
 
 with PgServer() as pg:
     rest_tests(pg)
+    bound_test()
     netns_test(pg)
 tap.done()
