@@ -10,6 +10,8 @@
 #include "api.h"
 #include "app.h"
 #include "clock.h"
+#include "cluster.h"
+#include "cluster_ranks.h"
 #include "config_env.h"
 #include "energy_report.h"
 #include "jobs.h"
@@ -108,8 +110,11 @@ void api_jobs_list(const struct http_request *req, struct http_response *resp)
 		api_store_error(resp, r, "jobs");
 		return;
 	}
-	json_array_foreach(jobs, i, job)
+	json_array_foreach(jobs, i, job) {
+		if (req->app->cluster)
+			cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
 		redact_for(req, job);
+	}
 	http_reply_json(resp, 200, json_pack("{s:o}", "jobs", jobs));
 }
 
@@ -181,6 +186,9 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 		api_store_error(resp, r, "job");
 		return;
 	}
+	/* The ranks other nodes shared, as the cluster thread last read them: no wait on the database. */
+	if (req->app->cluster)
+		cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
 	redact_for(req, job);
 	json_object_set_new(job, "energy", energy_report_json(req->app, job));
 	http_reply_json(resp, 200, job);

@@ -36,6 +36,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "cluster_pg.h"
+#include "cluster_ranks.h"
 #include "cluster_sql.h"
 #include "log.h"
 #include "store_cluster.h"
@@ -87,6 +88,7 @@ struct cluster {
 	char store_id[STORE_CLUSTER_ID_MAX];
 	bool listen;                  /* LISTEN for pushes, else poll only */
 	double poll_interval_s;
+	struct cluster_ranks *ranks;  /* the distributed jobs' ranks: shared, and the others' read back */
 
 	/* Owned by the thread. */
 	struct cluster_pg pg;
@@ -97,6 +99,7 @@ struct cluster {
 	uint64_t jitter_state;        /* xorshift64 state for the poll's and back-off's jitter */
 	bool push_failing;
 	bool prior_failing;           /* the last ask's query failed (logged once until one succeeds) */
+	double ranks_due;             /* mono time the ranks are next pushed or read (cluster_ranks_serve) */
 
 	/* Guarded by lock: what status and the view show. */
 	pthread_mutex_t lock;
@@ -490,6 +493,8 @@ static int link_up(struct cluster *c)
 	pthread_mutex_unlock(&c->lock);
 	c->backoff_s = BACKOFF_MIN_S;
 	c->next_push = c->next_pull = clock_mono_s();
+	cluster_ranks_link_up(c->ranks);
+	c->ranks_due = c->next_push;
 	set_state(c, true, NULL);
 	return 0;
 fail:
@@ -504,6 +509,8 @@ static double earliest(struct cluster *c)
 
 	if (c->next_pull < t)
 		t = c->next_pull;
+	if (c->ranks_due < t)
+		t = c->ranks_due;
 	return view_wanted(c, false) && view_due(c) < t ? view_due(c) : t;
 }
 
@@ -521,6 +528,8 @@ static void link_serve(struct cluster *c)
 		if (c->pg.conn && now >= view_due(c) && view_wanted(c, true))
 			view_refresh(c);
 		prior_answer(c);
+		if (c->pg.conn)
+			c->ranks_due = cluster_ranks_serve(c->ranks, &c->pg);
 		if (!c->pg.conn)
 			break;
 		wait = asks_waiting(c) ? 0 : earliest(c) - clock_mono_s();
@@ -564,6 +573,7 @@ static void cluster_free(struct cluster *c)
 	if (c->wake[1] >= 0)
 		close(c->wake[1]);
 	json_decref(c->view);
+	cluster_ranks_free(c->ranks);
 	pthread_mutex_destroy(&c->lock);
 	free(c->conninfo);
 	free(c->node);
@@ -604,6 +614,10 @@ struct cluster *cluster_start(struct store *st, struct tuner *t, const struct cl
 		snprintf(c->store_id, sizeof(c->store_id), "unknown");
 	}
 	c->jitter_state = jitter_seed(c->store_id);
+	if (!(c->ranks = cluster_ranks_new(st, c->store_id, c->node))) {
+		cluster_free(c);
+		return NULL;
+	}
 	if ((rc = pthread_create(&c->thread, NULL, cluster_main, c)) != 0) {
 		log_warnx("%s: pthread_create: %s", __func__, strerror(rc));
 		cluster_free(c);
@@ -622,6 +636,11 @@ void cluster_stop(struct cluster *c)
 	wake(c);
 	pthread_join(c->thread, NULL);
 	cluster_free(c);
+}
+
+struct cluster_ranks *cluster_ranks_of(struct cluster *c)
+{
+	return c ? c->ranks : NULL;
 }
 
 json_t *cluster_status(struct cluster *c)
@@ -644,6 +663,7 @@ json_t *cluster_status(struct cluster *c)
 		      (json_int_t)c->prior_asked, "answered", (json_int_t)c->prior_answered, "dropped",
 		      (json_int_t)c->prior_dropped);
 	pthread_mutex_unlock(&c->lock);
+	json_object_set_new(o, "ranks", cluster_ranks_status(c->ranks));
 	return o;
 }
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 struct cluster;
+struct cluster_ranks;
 struct store;
 struct tuner;
 
@@ -44,7 +45,8 @@ void cluster_stop(struct cluster *c);
  * The state of the link, as a new JSON object: {"configured","connected",
  * "updates","poll_interval","node","hw_class","store_id","schema_version","error","pushed","pulled",
  * "outbox":{"waiting","dropped"},"last_pull","other_classes":{"asked",
- * "answered","dropped"}}.  Never waits on the database.
+ * "answered","dropped"},"ranks":{"pushed","read","jobs","last_read"}}
+ * (ranks: cluster_ranks_status).  Never waits on the database.
  */
 json_t *cluster_status(struct cluster *c);
 
@@ -55,6 +57,9 @@ json_t *cluster_status(struct cluster *c);
  * to tuner_learn_other_class.  Bounded and rate-limited (cluster.c).
  */
 void cluster_ask_other_classes(void *ctx, const char *workload, const json_t *params, const char *objective);
+
+/* The distributed jobs' ranks shared through the store (cluster_ranks.h); NULL when c is NULL. */
+struct cluster_ranks *cluster_ranks_of(struct cluster *c);
 
 /* The link's figures for GET /metrics (dlprofd_cluster_*), in Prometheus text. */
 void cluster_prometheus(struct cluster *c, FILE *out);

@@ -20,6 +20,8 @@
 
 #include "app.h"
 #include "clock.h"
+#include "cluster.h"
+#include "cluster_ranks.h"
 #include "energy_report.h"
 #include "log.h"
 #include "sample_window.h"
@@ -451,6 +453,9 @@ ranks_report(struct app *app, int64_t id, const struct job_diag *jd, json_t *ran
 		free(rows);
 		return r;
 	}
+	/* The ranks other nodes shared: the straggler may run there (figures as the cluster thread last read them). */
+	if (app->cluster && cluster_ranks_append(cluster_ranks_of(app->cluster), id, &rows, &n) < 0)
+		log_warnx("%s: the other nodes' ranks are left out: no memory", __func__);
 	if ((dr = calloc(n, sizeof(*dr))) == NULL) {
 		free(rows);
 		log_warn("%s: calloc", __func__);

@@ -133,7 +133,7 @@ explain(const struct diag_rank *r, size_t n, const struct diag_rank *s, struct d
 			 s->cpu_cores, others_cores);
 	} else {
 		out->cause = DIAG_CAUSE_UNKNOWN;
-		snprintf(h, len, "; the daemon sees no cause on this node (its CPU share and data phase match the others')");
+		snprintf(h, len, "; the daemons see no cause on its node (its CPU share and data phase match the others')");
 	}
 }
 

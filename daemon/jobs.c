@@ -28,6 +28,8 @@ struct jobs {
 	struct tuner *tuner;         /* NULL: no tuning */
 	char hw_class[128];          /* as node_info.hw_class */
 	char proc_root[256];
+	jobs_remote_ranks_fn *remote_ranks;  /* the job's ranks on other nodes; NULL: none known */
+	void *remote_ctx;
 };
 
 struct jobs *jobs_new(struct store *store, struct tuner *tuner, const char *hw_class, const char *proc_root)
@@ -384,7 +386,16 @@ static void rank_summary(const struct jobs *j, const struct jobs_batch *b, int64
 	}
 }
 
-/* The latest throughput of the job's other running ranks, summed, and rank's pid. */
+void jobs_set_remote_ranks(struct jobs *j, jobs_remote_ranks_fn *fn, void *ctx)
+{
+	j->remote_ranks = fn;
+	j->remote_ctx = ctx;
+}
+
+/*
+ * The latest throughput of the job's other running ranks, here and on the
+ * other nodes that shared theirs (each rank once), summed, and rank's pid.
+ */
 static void other_ranks(struct jobs *j, int64_t id, int rank, double *others, int64_t *pid)
 {
 	struct rank_row *v = NULL;
@@ -394,6 +405,9 @@ static void other_ranks(struct jobs *j, int64_t id, int rank, double *others, in
 	*pid = 0;
 	if (store_job_ranks(j->store, id, &v, &n) != STORE_OK)
 		return;
+	/* Without memory for them the other nodes' ranks are left out of this batch's sum. */
+	if (j->remote_ranks && rank == 0)
+		(void)j->remote_ranks(j->remote_ctx, id, &v, &n);
 	for (i = 0; i < n; i++) {
 		if (v[i].rank == rank)
 			*pid = v[i].pid;

@@ -64,6 +64,17 @@ struct jobs *jobs_new(struct store *store, struct tuner *tuner, const char *hw_c
 void jobs_free(struct jobs *j);
 
 /*
+ * The ranks of local job id that run elsewhere, appended to the malloc'd
+ * *rows (*n grows), each rank once (cluster_ranks_append); 0, or -1.
+ */
+typedef int jobs_remote_ranks_fn(void *ctx, int64_t id, struct rank_row **rows, size_t *n);
+/*
+ * Rank 0's throughput, the job's global one, adds the latest of the ranks
+ * fn gives (set before the daemon serves; NULL fn: the node's own ranks).
+ */
+void jobs_set_remote_ranks(struct jobs *j, jobs_remote_ranks_fn *fn, void *ctx);
+
+/*
  * Registers a job, or adopts the running one of the same external id.
  * spec's hw_class, uid and source are filled here; knobs is the declared
  * knobs object (or NULL).  On STORE_OK: *id, *adopted and *config (a new

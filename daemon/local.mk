@@ -45,7 +45,8 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_prometheus.c \
 	daemon/cluster.c daemon/cluster.h daemon/cluster_sql.c daemon/cluster_sql.h \
 	daemon/cluster_pg.c daemon/cluster_pg.h \
-	daemon/store_cluster.c daemon/store_cluster.h \
+	daemon/store_cluster.c daemon/store_cluster.h daemon/store_cluster_ranks.c \
+	daemon/cluster_ranks.c daemon/cluster_ranks.h \
 	daemon/api_cluster.c \
 	$(COLLECTOR_SOURCES) \
 	$(DIAG_SOURCES) \

@@ -27,6 +27,7 @@
 #include "app.h"
 #include "config.h"
 #include "cluster.h"
+#include "cluster_ranks.h"
 #include "diag_report.h"
 #include "gpu_pick.h"
 #include "jobs.h"
@@ -207,6 +208,7 @@ static int daemon_start(struct daemon *d)
 		if (!(d->app.cluster = cluster_start(d->app.store, d->app.tuner, &co)))
 			return -1;
 		tuner_set_other_ask(d->app.tuner, cluster_ask_other_classes, d->app.cluster);
+		jobs_set_remote_ranks(d->app.jobs, cluster_ranks_append, cluster_ranks_of(d->app.cluster));
 	}
 	if (!(d->app.sampler = sampler_start(&d->app, &sam)))
 		return -1;

@@ -156,6 +156,11 @@ int store_ranks_running(struct store *st, struct store_rank_pid **out, size_t *n
 
 /* The ranks of job id in rank order into a malloc'd *out (*n may be 0). */
 int store_job_ranks(struct store *st, int64_t id, struct rank_row **out, size_t *n);
+/*
+ * One rank of a job's view (a new object): its means per step and its
+ * share of the step spent waiting in collectives.
+ */
+json_t *store_rank_row_json(const struct rank_row *k);
 
 /* Replaces the job's current config (JSON object). */
 int store_job_set_config(struct store *st, int64_t id, const char *config_json);

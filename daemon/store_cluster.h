@@ -35,4 +35,22 @@ int store_cluster_outbox_done(struct store *st, int64_t last);
 /* Trials waiting, and trials ever dropped from a full outbox. */
 int store_cluster_outbox_stats(struct store *st, long *waiting, long *dropped);
 
+/*
+ * The ranks' outbox (sql/013, store_cluster_ranks.c): up to max ranks of
+ * distributed jobs whose rows changed, oldest change first, as a JSON array
+ * of objects with the columns of sql/cluster's dlprofd_push_ranks() less
+ * the node's own (job_key, rank, node, world_size, local_rank, pid, state,
+ * joined, updated, steps, step_s, comm_s, data_s, samples_per_s, cpu_cores,
+ * wait_cores); *last the largest outbox id the window covers (0: none).
+ */
+int store_cluster_ranks_peek(struct store *st, int max, json_t **out, int64_t *last);
+/* The ranks up to last were committed by the shared store: they leave the outbox. */
+int store_cluster_ranks_done(struct store *st, int64_t last);
+/*
+ * The newest max distributed jobs of this node that have ranks elsewhere,
+ * newest first: [{"job_id","job_key","running","ended"}] ("ended" 0 while
+ * running).
+ */
+int store_cluster_rank_jobs(struct store *st, int max, json_t **out);
+
 #endif

@@ -263,9 +263,8 @@ store_job_ranks(struct store *st, int64_t id, struct rank_row **out, size_t *n)
 	return STORE_OK;
 }
 
-/* One rank of the job's view: its means per step and its share of the step spent waiting in collectives. */
-static json_t *
-rank_json(const struct rank_row *k)
+json_t *
+store_rank_row_json(const struct rank_row *k)
 {
 	double steps = (double)k->steps;
 	json_t *o = json_pack("{s:i,s:s,s:s}", "rank", k->rank, "node", k->node, "state",
@@ -299,7 +298,7 @@ store_ranks_json(struct store_conn *c, int64_t id, json_t *job)
 	sqlite3_bind_int64(s, 1, id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		rank_from_row(s, &k);
-		json_array_append_new(ranks, rank_json(&k));
+		json_array_append_new(ranks, store_rank_row_json(&k));
 	}
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)

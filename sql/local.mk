@@ -10,10 +10,12 @@ MIGRATIONS = \
 	sql/009_ranks.sql \
 	sql/010_series_blocks_rowid.sql \
 	sql/011_sampler_flushed.sql \
-	sql/012_goodput_state.sql
+	sql/012_goodput_state.sql \
+	sql/013_cluster_ranks.sql
 # The cluster store's schema on PostgreSQL, versioned the same way.
 CLUSTER_MIGRATIONS = \
-	sql/cluster/001_shared.sql
+	sql/cluster/001_shared.sql \
+	sql/cluster/002_ranks.sql
 
 EXTRA_DIST += $(MIGRATIONS) $(CLUSTER_MIGRATIONS) build-aux/sql2c.sh
 BUILT_SOURCES += daemon/migrations.c daemon/cluster_migrations.c

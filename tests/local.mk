@@ -114,6 +114,10 @@ EXTRA_DIST += tests/integration/test_prometheus.py
 # The cluster store: daemons sharing what they learn through a private PostgreSQL.
 TESTS += tests/integration/test_cluster.py
 EXTRA_DIST += tests/integration/test_cluster.py tests/integration/pgserver.py
+# A job spanning nodes seen whole from each through the cluster store: REST ranks on two daemons,
+# and a real gloo job across two network namespaces (root, ip netns, torch; skipped otherwise).
+TESTS += tests/integration/test_cluster_ranks.py
+EXTRA_DIST += tests/integration/test_cluster_ranks.py
 # contrib/'s Prometheus configuration and Grafana dashboard query what /metrics serves.
 TESTS += tests/deploy/contrib_metrics.py
 EXTRA_DIST += tests/deploy/contrib_metrics.py

@@ -5,6 +5,9 @@
  * other nodes would.  The page must show each workload with its classes,
  * nodes, jobs and best config, render hostile names as text, fit 390 px,
  * and, on a daemon without cluster_store, say that the node learns alone.
+ * A job with rank 0 here and rank 1 shared by another node (written to the
+ * store as that node would): its page lists both ranks, the other one with
+ * its node and the node that shared it, and marks it the straggler.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -46,12 +49,26 @@ function trials(storeId, node, hwClass, workload, jobs) {
 	return out;
 }
 
-function push(pg, batch) {
+function push(pg, batch, fn = 'dlprofd_push') {
 	const r = spawnSync(pg.info.psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-v', `batch=${JSON.stringify(batch)}`,
 		'-h', pg.info.host, '-p', String(pg.info.port), '-U', pg.info.user, '-d', 'postgres'],
-	{ input: "SELECT dlprofd_push(:'batch'::json);\n", encoding: 'utf8' });
+	{ input: `SELECT ${fn}(:'batch'::json);\n`, encoding: 'utf8' });
 	if (r.status !== 0)
 		throw new Error('psql: ' + r.stderr);
+}
+
+/* Rank 0 of a 2-rank job here, its steps reported (the first batch is its warm-up); the job's id. */
+async function localRank(d, ext) {
+	const j = await d.api('POST', 'jobs', { workload: 'xnode-page', external_id: ext,
+		rank: { rank: 0, world_size: 2, local_rank: 0, node: 'host-a', nodes: 2 } });
+	for (const seq of [1, 2]) {
+		const t = Date.now() / 1000, samples = [];
+		for (let i = 0; i < 10; i++)
+			samples.push({ t: t + i / 100, name: 'step_time_s', value: 0.5 }, { t: t + i / 100, name: 'comm_wait_s', value: 0.2 },
+				{ t: t + i / 100, name: 'phase_time_s', phase: 'data', value: 0.02 });
+		await d.api('POST', `jobs/${j.id}/metrics`, { samples, rank: 0, seq, stream: 'r0' });
+	}
+	return j.id;
 }
 
 const pg = await startPg();
@@ -91,6 +108,35 @@ try {
 			await screenshot(page, 'cluster-390-dark');
 			const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 			tap.ok(overflow <= 1, 'cluster page at 390 px: no sideways scrolling', { overflow });
+
+			// Rank 1 on another node, which waits least: the straggler, its data phase slow.
+			const id = await localRank(d, 'run:xnode-page');
+			const now = Date.now() / 1000;
+			push(pg, [{ job_key: 'run:xnode-page', rank: 1, store_id: 'store-far', shared_by: 'far-node', node: 'host-b',
+				world_size: 2, local_rank: 0, pid: 4242, state: 'running', joined: now, updated: now, steps: 10,
+				step_s: 5, comm_s: 0.2, data_s: 2, samples_per_s: 128, cpu_cores: 1, wait_cores: 0 }], 'dlprofd_push_ranks');
+			let job = null;
+			for (let i = 0; i < 100 && !(job && job.ranks.length === 2); i++) {
+				job = await d.api('GET', `jobs/${id}`);
+				await sleep(200);
+			}
+			tap.ok(job.ranks.length === 2 && job.ranks[1].shared_by === 'far-node' && job.ranks_elsewhere === 0,
+				'the job reads rank 1 from the shared store', job);
+			await page.emulateMedia({ colorScheme: 'light' });
+			await page.setViewportSize({ width: 1280, height: 900 });
+			await open(page, d.base, `jobs/${id}`);
+			await page.waitForSelector('[data-testid=ranks] tbody tr:nth-child(2) [data-testid=rank-shared]');
+			const ranks = await page.$$eval('[data-testid=ranks] tbody tr', (trs) => trs.map((tr) => tr.textContent));
+			const card = await page.textContent('[data-testid=ranks]');
+			tap.ok(ranks.length === 2 && /host-a/.test(ranks[0]) && !/shared by/.test(ranks[0])
+				&& /host-b/.test(ranks[1]) && /shared by far-node/.test(ranks[1]) && /Ranks: 2 of 2/.test(card)
+				&& await page.$('[data-testid=ranks-elsewhere]') === null,
+			'the job page lists both ranks, the other node\'s with its node and who shared it', ranks);
+			await page.waitForSelector('[data-testid=verdict-straggler]');
+			const marked = await page.$$eval('[data-testid=ranks] tbody tr', (trs) => trs.map((tr) => /straggler/.test(tr.textContent)));
+			tap.ok(marked[0] === false && marked[1] === true, 'the rank on the other node is marked the straggler', marked);
+			await screenshot(page, 'job-ranks-shared-1280-light');
+			tap.ok(page.problems.length === 0, 'shared ranks job page: no console errors', page.problems);
 		} finally {
 			await b.close();
 		}

@@ -139,9 +139,9 @@ def main():
             for d in (a, b):
                 wait_for("connected", lambda d=d: d.get("/api/v1/cluster/workloads")[2]["cluster"]["connected"],
                          20)
-            assert pg.sql("SELECT version FROM dlprofd_schema") == [["1"]], pg.sql("SELECT * FROM dlprofd_schema")
+            assert pg.sql("SELECT version FROM dlprofd_schema") == [["2"]], pg.sql("SELECT * FROM dlprofd_schema")
             _, _, body = a.get("/api/v1/cluster/workloads")
-            assert body["cluster"]["node"] == "node-a" and body["cluster"]["schema_version"] == 1, body
+            assert body["cluster"]["node"] == "node-a" and body["cluster"]["schema_version"] == 2, body
 
         @tap.test("before any job: B has never seen the workload")
         def _():

@@ -124,7 +124,9 @@ function ranksCard(job, report) {
 	const slow = ((report && report.verdicts) || []).find((v) => v.kind === 'straggler');
 	const cols = [
 		{ label: 'Rank', cell: (k) => [String(k.rank), slow && slow.rank === k.rank ? [' ', badge('straggler', 'failed')] : null] },
-		{ label: 'Node', cell: (k) => k.node },
+		{ label: 'Node', cell: (k) => k.shared_by
+			? [k.node, ' ', h('span', { class: 'muted', 'data-testid': 'rank-shared', title: 'read from the cluster store' }, `shared by ${k.shared_by}`)]
+			: k.node },
 		{ label: 'Local', num: true, wide: true, cell: (k) => (k.local_rank ?? '–').toString() },
 		{ label: 'Pid', num: true, wide: true, cell: (k) => (k.pid ?? '–').toString() },
 		{ label: 'Step time', num: true, cell: (k) => k.step_time_s == null ? '–' : fmt.num(k.step_time_s) + ' s' },
@@ -134,9 +136,12 @@ function ranksCard(job, report) {
 		{ label: 'CPU cores', num: true, wide: true, cell: (k) => k.cpu_cores == null ? '–' : fmt.num(k.cpu_cores, 2) },
 		{ label: 'State', cell: (k) => badge(k.state, k.state) },
 	];
+	/* ranks_shared: this node has the cluster store, and the ranks it lacks were looked for there. */
 	const elsewhere = job.ranks_elsewhere > 0
-		? h('p', { class: 'chart-note', 'data-testid': 'ranks-elsewhere' },
-			`${job.ranks_elsewhere} of its ${job.world_size} ranks run on other nodes; this node shows its own.`) : null;
+		? h('p', { class: 'chart-note', 'data-testid': 'ranks-elsewhere' }, job.ranks_shared
+			? `${job.ranks_elsewhere} of its ${job.world_size} ranks run on other nodes that have not shared them yet` +
+				(job.ranks_shared.as_of ? ` (cluster store read ${fmt.time(job.ranks_shared.as_of)}).` : '.')
+			: `${job.ranks_elsewhere} of its ${job.world_size} ranks run on other nodes; this node shows its own.`) : null;
 	return h('section', { class: 'card', 'data-testid': 'ranks' },
 		h('h2', {}, `Ranks: ${ranks.length} of ${job.world_size}`),
 		table(cols, ranks, (k) => slow && slow.rank === k.rank ? 'straggler' : null),
