@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "cluster_pg.h"
 #include "cluster_ranks.h"
+#include "cluster_sql.h"
 #include "log.h"
 #include "store.h"
 #include "store_cluster.h"
@@ -34,14 +35,6 @@
 #define RANKS_JOBS 64            /* distributed jobs whose other ranks are kept */
 #define RANKS_SETTLE_S 600.0     /* an ended job is read again for this long */
 #define QUERY_TIMEOUT_S 30.0
-
-static const char sql_push[] = "SELECT dlprofd_push_ranks($1::json)";
-/* $1 a JSON array of job keys, $2 this node's store_id. */
-static const char sql_pull[] =
-	"SELECT coalesce(json_agg(x ORDER BY x.job_key, x.rank), '[]') FROM "
-	"(SELECT job_key, rank, shared_by, node, world_size, local_rank, pid, state, updated, steps, step_s, "
-	"comm_s, data_s, samples_per_s, cpu_cores, wait_cores FROM dlprofd_ranks "
-	"WHERE job_key IN (SELECT json_array_elements_text($1::json)) AND store_id <> $2) x";
 
 struct cluster_ranks {
 	struct store *st;
@@ -125,7 +118,7 @@ static int push_batch(struct cluster_ranks *r, struct cluster_pg *pg)
 		if (!text)
 			return -1;
 		vals[0] = text;
-		res = cpg_query(pg, sql_push, 1, vals, QUERY_TIMEOUT_S);
+		res = cpg_query(pg, cluster_sql_push_ranks, 1, vals, QUERY_TIMEOUT_S);
 		free(text);
 		if (!res)
 			return -1;
@@ -249,7 +242,7 @@ static int pull_once(struct cluster_ranks *r, struct cluster_pg *pg)
 			goto done;
 		vals[0] = text;
 		vals[1] = r->store_id;
-		if (!(res = cpg_query(pg, sql_pull, 2, vals, QUERY_TIMEOUT_S)))
+		if (!(res = cpg_query(pg, cluster_sql_pull_ranks, 2, vals, QUERY_TIMEOUT_S)))
 			goto done;
 		rows = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
 		if (!json_is_array(rows))

@@ -11,6 +11,14 @@ const char cluster_sql_pull[] =
 	"(SELECT seq, workload, params, objective, phase, config, n, mean, m2, t_start, declared "
 	"FROM dlprofd_trials WHERE hw_class = $1 AND seq > $2::bigint AND store_id <> $3 "
 	"ORDER BY seq LIMIT $4::integer) x";
+/* The ranks of jobs spanning nodes (cluster_ranks.c): $1 a JSON array of rank rows. */
+const char cluster_sql_push_ranks[] = "SELECT dlprofd_push_ranks($1::json)";
+/* The other nodes' ranks of jobs: $1 a JSON array of job keys, $2 this node's store_id. */
+const char cluster_sql_pull_ranks[] =
+	"SELECT coalesce(json_agg(x ORDER BY x.job_key, x.rank), '[]') FROM "
+	"(SELECT job_key, rank, shared_by, node, world_size, local_rank, pid, state, updated, steps, step_s, "
+	"comm_s, data_s, samples_per_s, cpu_cores, wait_cores FROM dlprofd_ranks "
+	"WHERE job_key IN (SELECT json_array_elements_text($1::json)) AND store_id <> $2) x";
 /*
  * Per workload: its trials, nodes and jobs, its classes, and per variant
  * (params, objective, class) the config of the best mean whole-job value.

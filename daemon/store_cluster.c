@@ -97,43 +97,42 @@ static json_t *peek_row(sqlite3_stmt *s)
 	return o;
 }
 
+int store_outbox_read(struct store_conn *c, sqlite3_stmt *peek, sqlite3_stmt *max, json_t *(*row)(sqlite3_stmt *s),
+		      const char *what, json_t **out, int64_t *last)
+{
+	json_t *rows = json_array();
+	int rc;
+
+	*last = 0;
+	if (!rows)
+		return STORE_EIO;
+	while ((rc = sqlite3_step(peek)) == SQLITE_ROW)
+		json_array_append_new(rows, row(peek));
+	sqlite3_reset(peek);
+	if (rc != SQLITE_DONE || (rc = sqlite3_step(max)) != SQLITE_ROW) {
+		json_decref(rows);
+		return store_fail(c, rc, what);
+	}
+	*last = sqlite3_column_int64(max, 0);
+	sqlite3_reset(max);
+	*out = rows;
+	return STORE_OK;
+}
+
 int store_cluster_outbox_peek(struct store *st, int max, json_t **out, int64_t *last)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_peek);
-	json_t *rows = json_array();
+	sqlite3_stmt *s = store_stmt(c, sql_peek), *m = s ? store_stmt(c, sql_max) : NULL;
 	int rc = STORE_EIO;
 
 	*last = 0;
-	if (!s)
-		goto done;
-	sqlite3_bind_int(s, 1, max);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		json_array_append_new(rows, peek_row(s));
-	if (rc != SQLITE_DONE) {
-		rc = store_fail(c, rc, "read the cluster outbox");
-		goto done;
+	if (s && m) {
+		sqlite3_bind_int(s, 1, max);
+		sqlite3_bind_int(m, 1, max);
+		rc = store_outbox_read(c, s, m, peek_row, "read the cluster outbox", out, last);
 	}
-	/* The last id the window covers, so trials the joins skipped leave with the rest. */
-	if (!(s = store_stmt(c, sql_max))) {
-		rc = STORE_EIO;
-		goto done;
-	}
-	sqlite3_bind_int(s, 1, max);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
-		rc = store_fail(c, rc, "read the cluster outbox");
-		goto done;
-	}
-	*last = sqlite3_column_int64(s, 0);
-	rc = STORE_OK;
-done:
 	store_reader_done(st, c);
-	if (rc != STORE_OK) {
-		json_decref(rows);
-		return rc;
-	}
-	*out = rows;
-	return STORE_OK;
+	return rc;
 }
 
 static int apply_done(struct store_conn *c, void *arg)

@@ -79,36 +79,17 @@ static int read_rows(struct store_conn *c, sqlite3_stmt *s, json_t *rows, json_t
 int store_cluster_ranks_peek(struct store *st, int max, json_t **out, int64_t *last)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_peek);
-	json_t *rows = json_array();
+	sqlite3_stmt *s = store_stmt(c, sql_peek), *m = s ? store_stmt(c, sql_max) : NULL;
 	int rc = STORE_EIO;
 
 	*last = 0;
-	if (!s)
-		goto done;
-	sqlite3_bind_int(s, 1, max);
-	if ((rc = read_rows(c, s, rows, rank_row, "read the ranks' outbox")) != STORE_OK)
-		goto done;
-	/* The last id the window covers, so ranks the joins skipped leave with the rest. */
-	rc = STORE_EIO;
-	if (!(s = store_stmt(c, sql_max)))
-		goto done;
-	sqlite3_bind_int(s, 1, max);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
-		rc = store_fail(c, rc, "read the ranks' outbox");
-		goto done;
+	if (s && m) {
+		sqlite3_bind_int(s, 1, max);
+		sqlite3_bind_int(m, 1, max);
+		rc = store_outbox_read(c, s, m, rank_row, "read the ranks' outbox", out, last);
 	}
-	*last = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	rc = STORE_OK;
-done:
 	store_reader_done(st, c);
-	if (rc != STORE_OK) {
-		json_decref(rows);
-		return rc;
-	}
-	*out = rows;
-	return STORE_OK;
+	return rc;
 }
 
 static int apply_done(struct store_conn *c, void *arg)

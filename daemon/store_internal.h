@@ -100,6 +100,16 @@ int store_samples_stage_pending(struct store_conn *c, void *st);
 struct store_conn *store_reader(struct store *st);
 void store_reader_done(struct store *st, struct store_conn *c);
 
+/*
+ * Reads an outbox of rows waiting for the cluster store (store_cluster.c:
+ * trials; store_cluster_ranks.c: ranks) from its two bound statements:
+ * peek's rows, each made by row, as a new JSON array *out, and in *last the
+ * last id the window covers (max's one value), so entries the joins of peek
+ * skipped leave with the rest.  what names the outbox in errors.
+ */
+int store_outbox_read(struct store_conn *c, sqlite3_stmt *peek, sqlite3_stmt *max, json_t *(*row)(sqlite3_stmt *s),
+		      const char *what, json_t **out, int64_t *last);
+
 /* Column helpers for reads: text or NULL as JSON, and JSON text parsed. */
 json_t *store_col_text(sqlite3_stmt *s, int col);
 json_t *store_col_json(sqlite3_stmt *s, int col);
