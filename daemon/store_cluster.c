@@ -97,42 +97,49 @@ static json_t *peek_row(sqlite3_stmt *s)
 	return o;
 }
 
-int store_outbox_read(struct store_conn *c, sqlite3_stmt *peek, sqlite3_stmt *max, json_t *(*row)(sqlite3_stmt *s),
-		      const char *what, json_t **out, int64_t *last)
+int store_outbox_peek(struct store *st, const char *peek_sql, const char *max_sql, store_row_fn *row,
+		      const char *what, int max, json_t **out, int64_t *last)
 {
+	struct store_conn *c = store_reader(st);
+	sqlite3_stmt *s = store_stmt(c, peek_sql);
 	json_t *rows = json_array();
-	int rc;
+	int rc = STORE_EIO;
 
 	*last = 0;
-	if (!rows)
-		return STORE_EIO;
-	while ((rc = sqlite3_step(peek)) == SQLITE_ROW)
-		json_array_append_new(rows, row(peek));
-	sqlite3_reset(peek);
-	if (rc != SQLITE_DONE || (rc = sqlite3_step(max)) != SQLITE_ROW) {
-		json_decref(rows);
-		return store_fail(c, rc, what);
+	if (!s || !rows)
+		goto done;
+	sqlite3_bind_int(s, 1, max);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		json_array_append_new(rows, row(s));
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		rc = store_fail(c, rc, what);
+		goto done;
 	}
-	*last = sqlite3_column_int64(max, 0);
-	sqlite3_reset(max);
+	rc = STORE_EIO;
+	if (!(s = store_stmt(c, max_sql)))
+		goto done;
+	sqlite3_bind_int(s, 1, max);
+	if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
+		rc = store_fail(c, rc, what);
+		goto done;
+	}
+	*last = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	rc = STORE_OK;
+done:
+	store_reader_done(st, c);
+	if (rc != STORE_OK) {
+		json_decref(rows);
+		return rc;
+	}
 	*out = rows;
 	return STORE_OK;
 }
 
 int store_cluster_outbox_peek(struct store *st, int max, json_t **out, int64_t *last)
 {
-	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_peek), *m = s ? store_stmt(c, sql_max) : NULL;
-	int rc = STORE_EIO;
-
-	*last = 0;
-	if (s && m) {
-		sqlite3_bind_int(s, 1, max);
-		sqlite3_bind_int(m, 1, max);
-		rc = store_outbox_read(c, s, m, peek_row, "read the cluster outbox", out, last);
-	}
-	store_reader_done(st, c);
-	return rc;
+	return store_outbox_peek(st, sql_peek, sql_max, peek_row, "read the cluster outbox", max, out, last);
 }
 
 static int apply_done(struct store_conn *c, void *arg)

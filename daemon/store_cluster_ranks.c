@@ -78,18 +78,7 @@ static int read_rows(struct store_conn *c, sqlite3_stmt *s, json_t *rows, json_t
 
 int store_cluster_ranks_peek(struct store *st, int max, json_t **out, int64_t *last)
 {
-	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_peek), *m = s ? store_stmt(c, sql_max) : NULL;
-	int rc = STORE_EIO;
-
-	*last = 0;
-	if (s && m) {
-		sqlite3_bind_int(s, 1, max);
-		sqlite3_bind_int(m, 1, max);
-		rc = store_outbox_read(c, s, m, rank_row, "read the ranks' outbox", out, last);
-	}
-	store_reader_done(st, c);
-	return rc;
+	return store_outbox_peek(st, sql_peek, sql_max, rank_row, "read the ranks' outbox", max, out, last);
 }
 
 static int apply_done(struct store_conn *c, void *arg)

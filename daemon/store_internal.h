@@ -101,14 +101,15 @@ struct store_conn *store_reader(struct store *st);
 void store_reader_done(struct store *st, struct store_conn *c);
 
 /*
- * Reads an outbox of rows waiting for the cluster store (store_cluster.c:
- * trials; store_cluster_ranks.c: ranks) from its two bound statements:
- * peek's rows, each made by row, as a new JSON array *out, and in *last the
- * last id the window covers (max's one value), so entries the joins of peek
- * skipped leave with the rest.  what names the outbox in errors.
+ * An outbox of rows waiting for the cluster store (store_cluster.c: trials;
+ * store_cluster_ranks.c: ranks), each statement bound to ?1: the first
+ * max entries' rows (peek_sql), each made by row, as a new JSON array
+ * *out, and in *last the last id they cover (max_sql), so entries the joins
+ * of peek_sql skipped leave with the rest.  what names it in errors.
  */
-int store_outbox_read(struct store_conn *c, sqlite3_stmt *peek, sqlite3_stmt *max, json_t *(*row)(sqlite3_stmt *s),
-		      const char *what, json_t **out, int64_t *last);
+typedef json_t *store_row_fn(sqlite3_stmt *s);
+int store_outbox_peek(struct store *st, const char *peek_sql, const char *max_sql, store_row_fn *row,
+		      const char *what, int max, json_t **out, int64_t *last);
 
 /* Column helpers for reads: text or NULL as JSON, and JSON text parsed. */
 json_t *store_col_text(sqlite3_stmt *s, int col);
