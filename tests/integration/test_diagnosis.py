@@ -125,6 +125,10 @@ def check_group(jobs, needs_cpu=False):
                 table.append("%-14s expected %-32s not shown: %s" % (j.name, ",".join(sorted(j.expect)), why))
                 continue
             final = score(j)
+            if "memory_pressure" in j.expect - final:
+                # What the daemon saw, for the next person reading a full run's log.
+                print("# memory job: mean rss %.0f MiB, limit %.0f MiB" % (
+                    series_mean(j, "mem.rss_bytes") / 2**20, series_mean(j, "mem.limit_bytes") / 2**20))
 
             @tap.test("%s: verdicts %s (seen %s)" % (j.name, sorted(j.expect) or "none", sorted(j.seen)))
             def _():
