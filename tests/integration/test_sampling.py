@@ -260,6 +260,7 @@ try:
             wait_until(left, timeout=15)
 
     workdir = tempfile.mkdtemp(prefix="dlprof-test-restart-")
+    d = None
     try:
         d = Daemon(args=["--interval", "0.2"], workdir=workdir).start()
 
@@ -286,8 +287,9 @@ try:
             after = {p[0]: p[1] for p in node_points(d)}
             missing = [p for p in before if after.get(p[0]) != p[1]]
             assert not missing, (missing[:5], len(before))
-        d.stop()
     finally:
+        if d is not None:
+            d.stop()   # also when a wait above failed: a daemon left running outlives the suite
         shutil.rmtree(workdir, ignore_errors=True)
 
     double = os.path.join(BUILDDIR, "tests", "nvml_double", "libnvml-double.so")
