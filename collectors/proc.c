@@ -497,7 +497,12 @@ proc_put_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 {
 	if (j->limits_mono == 0 || out->mono - j->limits_mono >= PROC_LIMITS_EVERY_S) {
 		proc_read_limits(c, j, job);
-		j->limits_mono = out->mono;
+		/*
+		 * Nothing read (the first process gone or not yet itself, a job met
+		 * mid-start): read again at the next detail tick rather than a
+		 * minute on, when a short job's limits would be too late.
+		 */
+		j->limits_mono = j->allowed > 0 ? out->mono : 0;
 	}
 	if (j->allowed > 0)
 		collector_put(out, job->id, j->allowed, "cpu.allowed");

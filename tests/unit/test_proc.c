@@ -190,6 +190,33 @@ cpu_limits_read_once_a_minute(void **state)
 	point_at(f, "proc-t0");  /* the real status back for the tests after */
 }
 
+/* Limits that could not be read at a job's first sight are read again at the next tick, not a minute on. */
+static void
+cpu_limits_unread_are_read_again(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "", path[400];
+	FILE *st;
+
+	collector_proc.job_gone(f->ctx, 7);
+	point_at(f, "proc-t0");
+	/* Met mid-start: its status does not say its CPUs yet. */
+	snprintf(path, sizeof(path), "%s/%d/status", f->link, BUSY_PID);
+	assert_non_null(st = fopen(path, "w"));
+	fputs("Name:\tbusy\n", st);
+	fclose(st);
+	collector_out_reset(&f->out, 8000.0, 80.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(isnan(value_of(&f->out, 7, "cpu.allowed")));
+	assert_non_null(st = fopen(path, "w"));
+	fputs("Name:\tbusy\nCpus_allowed_list:\t1\n", st);
+	fclose(st);
+	collector_out_reset(&f->out, 8000.5, 80.5);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(value_of(&f->out, 7, "cpu.allowed") == 1);
+	point_at(f, "proc-t0");  /* the real status back for the tests after */
+}
+
 /* With schedstat: per-thread CPU in nanoseconds, time waiting for a CPU and slices. */
 static void
 schedstat_waits_and_switches(void **state)
@@ -276,6 +303,7 @@ main(void)
 		cmocka_unit_test(thread_figures_only_on_detail_ticks),
 		cmocka_unit_test(schedstat_waits_and_switches),
 		cmocka_unit_test(cpu_limits_read_once_a_minute),
+		cmocka_unit_test(cpu_limits_unread_are_read_again),
 		cmocka_unit_test(vanished_job_is_ok_and_silent),
 		cmocka_unit_test(node_figures),
 		cmocka_unit_test(unavailable_without_procfs),
