@@ -250,6 +250,18 @@ def as_uid(uid, fn):
     return out
 
 
+def wait_for(what, check, timeout, interval=0.1):
+    """Polls check() until it returns a true value; that value, or AssertionError saying what and the last value."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError("%s: not within %ss (last: %r)" % (what, timeout, last))
+
+
 def wait_until(predicate, timeout=10.0, interval=0.1):
     """Polls predicate until it returns a true value; returns it or raises."""
     deadline = time.time() + timeout

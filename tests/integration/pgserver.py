@@ -28,6 +28,11 @@ def bindir():
     return os.path.dirname(dirs[-1]) if dirs else None
 
 
+def cluster_args(pg, node):
+    """dlprofd's arguments for a node named node sharing through pg."""
+    return ["--cluster-store", pg.conninfo, "--cluster-node", node]
+
+
 class PgServer:
     def __init__(self, user="nobody", settings=None):
         self.settings = dict(settings or {})

@@ -27,8 +27,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BUILDDIR, Daemon, Tap  # noqa: E402
-from pgserver import PgServer  # noqa: E402
+from harness import BUILDDIR, Daemon, Tap, wait_for  # noqa: E402
+from pgserver import PgServer, cluster_args  # noqa: E402
 
 tap = Tap()
 KNOBS = {"intra_threads": {"min": 1, "max": 12}, "interop_threads": {"values": [1, 2]}}
@@ -87,22 +87,6 @@ def ctl(d, *args):
     p = subprocess.run([os.path.join(BUILDDIR, "tools", "dlprofctl"), "-u", d.url] + list(args),
                        capture_output=True, text=True, timeout=30)
     return p.returncode, p.stdout
-
-
-def cluster_args(pg, node):
-    return ["--cluster-store", pg.conninfo, "--cluster-node", node]
-
-
-def wait_for(what, check, timeout):
-    """Polls check() until it returns a true value; that value, or AssertionError after timeout."""
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError("%s: not within %ss (last: %r)" % (what, timeout, last))
 
 
 def local_trials(d):

@@ -35,28 +35,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from harness import SRCDIR, Daemon, Tap  # noqa: E402
-from pgserver import PgServer  # noqa: E402
+from harness import SRCDIR, Daemon, Tap, wait_for  # noqa: E402
+from pgserver import PgServer, cluster_args  # noqa: E402
 
 tap = Tap()
 SYSTEM_PYTHON = "/usr/bin/python3"
 DIST_JOB = os.path.join(SRCDIR, "tests", "client", "dist_job.py")
-
-
-def cluster_args(pg, node):
-    return ["--cluster-store", pg.conninfo, "--cluster-node", node]
-
-
-def wait_for(what, check, timeout):
-    """Polls check() until it returns a true value; that value, or AssertionError after timeout."""
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError("%s: not within %ss (last: %r)" % (what, timeout, last))
 
 
 def join(d, ext, rank, node, pid, world=2):
