@@ -469,16 +469,24 @@ proc_read_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_
 	char buf[8192], list[4096];
 	double quota;
 	int cpus, version;
+	pid_t first = job->npids > 0 ? job->pids[0] : 0;
+	size_t i;
 
+	/* The first process still alive: the lowest pid may be one that already exited. */
+	for (i = 0; i < j->nprocs; i++)
+		if (j->procs[i].live) {
+			first = j->procs[i].pid;
+			break;
+		}
 	j->allowed = j->cpuset = 0;
 	j->quota = j->mem_limit = 0;
-	if (job->npids > 0 &&
-	    procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)job->pids[0]) >= 0 &&
+	if (first > 0 &&
+	    procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)first) >= 0 &&
 	    procfs_status_str(buf, "Cpus_allowed_list", list, sizeof(list)) == 0 &&
 	    (cpus = procfs_cpulist_count(list)) > 0)
 		j->allowed = cpus;
 	/* The memory limit the job's processes live under, Slurm's or any other cgroup's. */
-	if (job->npids > 0 && procfs_readf(buf, sizeof(buf), "%s/%d/cgroup", c->proc_root, (int)job->pids[0]) >= 0 &&
+	if (first > 0 && procfs_readf(buf, sizeof(buf), "%s/%d/cgroup", c->proc_root, (int)first) >= 0 &&
 	    (version = cgroup_parse_memory_path(buf, list, sizeof(list))) > 0)
 		cgroup_memory_limit(c->sys_root, list, version, &j->mem_limit);
 	if (job->cgroup == NULL)
