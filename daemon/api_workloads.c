@@ -5,6 +5,7 @@
  * the shell) or a Slurm TaskProlog (format=slurm, bare values).
  */
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,21 @@ struct lines {
 	bool failed;         /* a line could not be added: the text must not be sent */
 };
 
+/* Room for need more bytes; false (the text failed) when there is no memory. */
+static bool lines_reserve(struct lines *l, size_t need)
+{
+	char *b;
+
+	if (l->len + need <= l->cap)
+		return true;
+	if (!(b = array_grow(l->buf, &l->cap, l->len + need, 1))) {
+		l->failed = true;
+		return false;
+	}
+	l->buf = b;
+	return true;
+}
+
 /* Appends one line; a NULL value (a member the answer lost) fails the text like a failed allocation. */
 static void lines_export(struct lines *l, const char *name, const char *value)
 {
@@ -75,14 +91,8 @@ static void lines_export(struct lines *l, const char *name, const char *value)
 		return;
 	}
 	need = strlen(name) + 4 * strlen(value) + 16;
-	if (l->len + need > l->cap) {
-		char *b = array_grow(l->buf, &l->cap, l->len + need, 1);
-		if (!b) {
-			l->failed = true;
-			return;
-		}
-		l->buf = b;
-	}
+	if (!lines_reserve(l, need))
+		return;
 	assert(l->len + need <= l->cap);
 	l->len += (size_t)sprintf(l->buf + l->len, "export %s=%s", name, l->shell ? "'" : "");
 	for (p = value; *p; p++) {
@@ -106,25 +116,33 @@ static void export_config(struct lines *l, const json_t *env)
 		lines_export(l, name, json_string_value(v));
 }
 
-/* One comment line (shell form only: a TaskProlog takes only exports), newlines turned to spaces. */
-static void lines_comment(struct lines *l, const char *text)
+/*
+ * One comment line for the person reading the script's output (shell form
+ * only: a TaskProlog takes only exports), newlines in the text turned to spaces.
+ */
+static void lines_comment(struct lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lines_comment(struct lines *l, const char *fmt, ...)
 {
-	size_t need = text ? strlen(text) + 4 : 0;
+	va_list ap;
+	int n;
 
-	if (!text || !l->shell || l->failed)
+	if (!l->shell || l->failed)
 		return;
-	if (l->len + need > l->cap) {
-		char *b = array_grow(l->buf, &l->cap, l->len + need, 1);
-		if (!b) {
-			l->failed = true;
-			return;
-		}
-		l->buf = b;
-	}
-	l->len += (size_t)sprintf(l->buf + l->len, "# %s\n", text);
-	for (size_t i = l->len - need + 3; i + 1 < l->len; i++)
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !lines_reserve(l, (size_t)n + 4))
+		return;
+	l->buf[l->len++] = '#';
+	l->buf[l->len++] = ' ';
+	va_start(ap, fmt);
+	vsnprintf(l->buf + l->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	for (size_t i = l->len; i < l->len + (size_t)n; i++)
 		if (l->buf[i] == '\n' || l->buf[i] == '\r')
 			l->buf[i] = ' ';
+	l->len += (size_t)n;
+	l->buf[l->len++] = '\n';
 }
 
 /* The exports for rec without the job's own line (so the text can be cached for every job). */
@@ -133,24 +151,13 @@ static struct lines render_exports(const json_t *rec, const json_t *env, const j
 	struct lines l = {NULL, 0, 0, shell, false};
 	char *params = json_dumps(json_object_get(rec, "params"), JSON_COMPACT | JSON_SORT_KEYS);
 
-	if (shell) {
-		/* One comment for the person reading the script's output; TaskProlog takes only exports. */
-		const char *why = json_string_value(json_object_get(rec, "explanation"));
-		size_t need = 64 + (why ? strlen(why) : 0);
-		if (!(l.buf = malloc(need))) {
-			l.failed = true;
-			free(params);
-			return l;
-		}
-		l.cap = need;
-		l.len = (size_t)snprintf(l.buf, need, "# dlprofd (%s): %s\n",
-					 json_string_value(json_object_get(rec, "source")), why ? why : "");
-		for (size_t i = 0; i < l.len; i++)
-			if (l.buf[i] == '\n' && i + 1 < l.len)
-				l.buf[i] = ' ';
-	}
-	if (gpu_pick)
-		lines_comment(&l, json_string_value(json_object_get(gpu_pick, "reason")));
+	const char *source = json_string_value(json_object_get(rec, "source"));
+	const char *why = json_string_value(json_object_get(rec, "explanation"));
+	const char *placed = json_string_value(json_object_get(gpu_pick, "reason"));
+
+	lines_comment(&l, "dlprofd (%s): %s", source ? source : "", why ? why : "");
+	if (placed)
+		lines_comment(&l, "%s", placed);
 	export_config(&l, env);
 	lines_export(&l, "DLPROF_WORKLOAD", json_string_value(json_object_get(rec, "workload")));
 	if (params && strcmp(params, "{}") != 0)

@@ -123,6 +123,9 @@ def main():
             status, headers, body = d.get("/api/v1/recommend?workload=never-seen&batch=64&format=env")
             assert status == 200 and headers["content-type"].startswith("text/plain"), (status, headers)
             text = body.decode()
+            # One comment line for the reader, then only exports.
+            assert text.startswith("# dlprofd (") and text.count("\n# ") == 0, text
+            assert all(line.startswith("export ") for line in text.splitlines()[1:]), text
             threads = state["rec"]["config"]["intra_threads"]
             assert "export OMP_NUM_THREADS='%d'\n" % threads in text, text
             assert "export MKL_NUM_THREADS='%d'\n" % threads in text, text
