@@ -30,7 +30,7 @@ tests_nvml_double_libnvml_double_so_CFLAGS = -std=c11 $(WARN_CFLAGS) -fPIC
 tests_nvml_double_libnvml_double_so_LDFLAGS = -shared
 tests_nvml_double_libnvml_double_so_LDADD =
 
-EXTRA_DIST += tests/unit/collectors_fixture.h \
+EXTRA_DIST += tests/unit/collectors_fixture.h tests/unit/collector_values.h \
 	tests/fixtures/proc-t0 tests/fixtures/proc-t1 \
 	tests/fixtures/proc-sched-t0 tests/fixtures/proc-sched-t1 \
 	tests/fixtures/proc-jobs-t0 tests/fixtures/proc-jobs-t1 \

@@ -13,17 +13,7 @@
 #include <cmocka.h>
 
 #include "energy.h"
-
-static double
-value_of(const struct collector_out *out, int64_t job, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < out->n; i++)
-		if (out->v[i].job_id == job && strcmp(out->v[i].name, name) == 0)
-			return out->v[i].value;
-	return NAN;
-}
+#include "collector_values.h"
 
 /* One tick as the collectors leave it: the node's joules (NAN: unmeasured) and busy cores, two jobs' cores. */
 static void
@@ -49,23 +39,23 @@ shares_of_busy_time(void **state)
 	assert_non_null(a);
 	/* The first measurement is the baseline: jobs start at 0 J. */
 	tick(a, &out, 1000, 8, 4, 2);
-	assert_true(value_of(&out, 5, "energy.cpu_joules") == 0);
-	assert_true(value_of(&out, 6, "energy.cpu_joules") == 0);
+	assert_true(collector_value_of(&out, 5, "energy.cpu_joules") == 0);
+	assert_true(collector_value_of(&out, 6, "energy.cpu_joules") == 0);
 	/* 200 J over a tick in which 8 cores were busy: job 5 ran 4, job 6 ran 2; 50 J stay the node's. */
 	tick(a, &out, 1200, 8, 4, 2);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 100, 1e-9);
-	assert_float_equal(value_of(&out, 6, "energy.cpu_joules"), 50, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 100, 1e-9);
+	assert_float_equal(collector_value_of(&out, 6, "energy.cpu_joules"), 50, 1e-9);
 	/* Totals grow; job 6 not sampled this tick takes nothing. */
 	tick(a, &out, 1300, 2, 2, NAN);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 200, 1e-9);
-	assert_true(isnan(value_of(&out, 6, "energy.cpu_joules")));
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 200, 1e-9);
+	assert_true(isnan(collector_value_of(&out, 6, "energy.cpu_joules")));
 	/* A job's cores above the node's (clocks read apart) take the whole tick, never more. */
 	tick(a, &out, 1310, 1, 1.5, 0);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 210, 1e-9);
-	assert_float_equal(value_of(&out, 6, "energy.cpu_joules"), 50, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 210, 1e-9);
+	assert_float_equal(collector_value_of(&out, 6, "energy.cpu_joules"), 50, 1e-9);
 	/* An idle node: no busy time to share, nothing attributed. */
 	tick(a, &out, 1400, 0, 0, 0);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 210, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 210, 1e-9);
 	energy_attr_free(a);
 	collector_out_free(&out);
 }
@@ -79,21 +69,21 @@ baselines_and_departures(void **state)
 	(void)state;
 	tick(a, &out, 100, 4, 4, NAN);
 	tick(a, &out, 140, 4, 4, NAN);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 40, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 40, 1e-9);
 	/* RAPL unreadable for a tick: nothing is emitted, and the next reading is a new baseline. */
 	tick(a, &out, NAN, 4, 4, NAN);
-	assert_true(isnan(value_of(&out, 5, "energy.cpu_joules")));
+	assert_true(isnan(collector_value_of(&out, 5, "energy.cpu_joules")));
 	tick(a, &out, 500, 4, 4, NAN);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 40, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 40, 1e-9);
 	/* The collector counting afresh (reinitialised): the drop is not negative energy. */
 	tick(a, &out, 3, 4, 4, NAN);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 40, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 40, 1e-9);
 	tick(a, &out, 13, 4, 4, NAN);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 50, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 50, 1e-9);
 	/* A job that left is forgotten: an id seen again starts from nothing. */
 	energy_attr_job_gone(a, 5);
 	tick(a, &out, 23, 4, 4, NAN);
-	assert_float_equal(value_of(&out, 5, "energy.cpu_joules"), 10, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.cpu_joules"), 10, 1e-9);
 	energy_attr_free(a);
 	collector_out_free(&out);
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "collector.h"
+#include "collector_values.h"
 
 static char double_path[1024];
 
@@ -25,17 +26,6 @@ init_double(char *why, size_t len)
 	struct collector_env env = {"/proc", "/sys", double_path, 1.0};
 
 	return collector_nvml.init(&env, why, len);
-}
-
-static double
-value_of(const struct collector_out *out, int64_t job, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < out->n; i++)
-		if (out->v[i].job_id == job && strcmp(out->v[i].name, name) == 0)
-			return out->v[i].value;
-	return NAN;
 }
 
 static void
@@ -52,19 +42,19 @@ per_gpu_values(void **state)
 	assert_string_equal(why, "");
 	collector_out_reset(&out, 1.0, 1.0);
 	assert_int_equal(collector_nvml.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_true(value_of(&out, 0, "gpu.0.util_percent") == 42);
-	assert_true(value_of(&out, 0, "gpu.0.mem_util_percent") == 17);
-	assert_true(value_of(&out, 0, "gpu.0.mem_used_bytes") == 4.0 * (1 << 30));
-	assert_true(value_of(&out, 0, "gpu.0.mem_total_bytes") == 16.0 * (1 << 30));
-	assert_float_equal(value_of(&out, 0, "gpu.0.power_watts"), 123.456, 1e-9);
-	assert_true(value_of(&out, 0, "gpu.0.temperature_celsius") == 55);
-	assert_true(value_of(&out, 0, "gpu.0.sm_clock_hz") == 1410e6);
-	assert_true(value_of(&out, 0, "gpu.1.util_percent") == 7);
+	assert_true(collector_value_of(&out, 0, "gpu.0.util_percent") == 42);
+	assert_true(collector_value_of(&out, 0, "gpu.0.mem_util_percent") == 17);
+	assert_true(collector_value_of(&out, 0, "gpu.0.mem_used_bytes") == 4.0 * (1 << 30));
+	assert_true(collector_value_of(&out, 0, "gpu.0.mem_total_bytes") == 16.0 * (1 << 30));
+	assert_float_equal(collector_value_of(&out, 0, "gpu.0.power_watts"), 123.456, 1e-9);
+	assert_true(collector_value_of(&out, 0, "gpu.0.temperature_celsius") == 55);
+	assert_true(collector_value_of(&out, 0, "gpu.0.sm_clock_hz") == 1410e6);
+	assert_true(collector_value_of(&out, 0, "gpu.1.util_percent") == 7);
 	/* GPU 1 has MIG on with two instances of 10 GiB. */
-	assert_true(value_of(&out, 0, "gpu.1.mig.0.mem_used_bytes") == 1.0 * (1 << 30));
-	assert_true(value_of(&out, 0, "gpu.1.mig.1.mem_used_bytes") == 2.0 * (1 << 30));
-	assert_true(value_of(&out, 0, "gpu.1.mig.1.mem_total_bytes") == 10.0 * (1 << 30));
-	assert_true(isnan(value_of(&out, 0, "gpu.0.mig.0.mem_used_bytes")));
+	assert_true(collector_value_of(&out, 0, "gpu.1.mig.0.mem_used_bytes") == 1.0 * (1 << 30));
+	assert_true(collector_value_of(&out, 0, "gpu.1.mig.1.mem_used_bytes") == 2.0 * (1 << 30));
+	assert_true(collector_value_of(&out, 0, "gpu.1.mig.1.mem_total_bytes") == 10.0 * (1 << 30));
+	assert_true(isnan(collector_value_of(&out, 0, "gpu.0.mig.0.mem_used_bytes")));
 	collector_nvml.fini(ctx);
 	collector_out_free(&out);
 }
@@ -89,12 +79,12 @@ per_job_attribution(void **state)
 	assert_int_equal(collector_nvml.sample_job(ctx, &mine, &out, why, sizeof(why)), COLLECTOR_OK);
 	assert_int_equal(collector_nvml.sample_job(ctx, &theirs, &out, why, sizeof(why)), COLLECTOR_OK);
 	/* The process lists as node values: what the daemon checks before handing a GPU out. */
-	assert_true(value_of(&out, 0, "gpu.0.processes") == 1);
-	assert_true(value_of(&out, 0, "gpu.1.processes") == 0);
-	assert_true(value_of(&out, 5, "gpu.count") == 1);
-	assert_true(value_of(&out, 5, "gpu.mem_bytes") == 1.0 * (1 << 30));
-	assert_true(value_of(&out, 5, "gpu.util_percent") == 30);
-	assert_true(isnan(value_of(&out, 6, "gpu.count")));
+	assert_true(collector_value_of(&out, 0, "gpu.0.processes") == 1);
+	assert_true(collector_value_of(&out, 0, "gpu.1.processes") == 0);
+	assert_true(collector_value_of(&out, 5, "gpu.count") == 1);
+	assert_true(collector_value_of(&out, 5, "gpu.mem_bytes") == 1.0 * (1 << 30));
+	assert_true(collector_value_of(&out, 5, "gpu.util_percent") == 30);
+	assert_true(isnan(collector_value_of(&out, 6, "gpu.count")));
 	desc = collector_nvml.describe(ctx);
 	assert_int_equal(json_array_size(json_object_get(desc, "gpus")), 2);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(desc, "gpus"), 1), "uuid")),
@@ -138,30 +128,30 @@ energy_from_the_counter_shared_by_sm(void **state)
 	assert_non_null(ctx);
 	/* The first tick is the counter's baseline. */
 	sample_all(ctx, &out, 1.0, &mine, &theirs);
-	assert_true(value_of(&out, 0, "gpu.0.energy_joules") == 0);
-	assert_true(value_of(&out, 5, "energy.gpu_joules") == 0);
+	assert_true(collector_value_of(&out, 0, "gpu.0.energy_joules") == 0);
+	assert_true(collector_value_of(&out, 5, "energy.gpu_joules") == 0);
 	/* 250 J on GPU 0 (125 J on GPU 1, which runs no job) over the next tick. */
 	setenv("NVML_DOUBLE_ENERGY_MJ", "1250000", 1);
 	sample_all(ctx, &out, 2.0, &mine, &theirs);
-	assert_float_equal(value_of(&out, 0, "gpu.0.energy_joules"), 250.0, 1e-9);
-	assert_float_equal(value_of(&out, 0, "gpu.1.energy_joules"), 125.0, 1e-9);
-	assert_float_equal(value_of(&out, 0, "energy.gpu_joules"), 375.0, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "gpu.0.energy_joules"), 250.0, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "gpu.1.energy_joules"), 125.0, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "energy.gpu_joules"), 375.0, 1e-9);
 	/* GPU 0's processes run 30 % and 10 % SM: three quarters and one quarter. */
-	assert_float_equal(value_of(&out, 5, "energy.gpu_joules"), 187.5, 1e-9);
-	assert_float_equal(value_of(&out, 6, "energy.gpu_joules"), 62.5, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.gpu_joules"), 187.5, 1e-9);
+	assert_float_equal(collector_value_of(&out, 6, "energy.gpu_joules"), 62.5, 1e-9);
 	/* Cumulative; a counter that went back (a driver reload) adds nothing. */
 	setenv("NVML_DOUBLE_ENERGY_MJ", "1000", 1);
 	sample_all(ctx, &out, 3.0, &mine, &idle);
-	assert_float_equal(value_of(&out, 0, "gpu.0.energy_joules"), 250.0, 1e-9);
-	assert_float_equal(value_of(&out, 5, "energy.gpu_joules"), 187.5, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "gpu.0.energy_joules"), 250.0, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.gpu_joules"), 187.5, 1e-9);
 	/* A job with no process on a GPU has no GPU energy series. */
-	assert_true(isnan(value_of(&out, 7, "energy.gpu_joules")));
+	assert_true(isnan(collector_value_of(&out, 7, "energy.gpu_joules")));
 	/* A job that left the node is forgotten: seen again, it starts from nothing. */
 	setenv("NVML_DOUBLE_ENERGY_MJ", "5000", 1);
 	collector_nvml.job_gone(ctx, 5);
 	sample_all(ctx, &out, 4.0, &mine, &theirs);
-	assert_float_equal(value_of(&out, 5, "energy.gpu_joules"), 3.0, 1e-9);
-	assert_float_equal(value_of(&out, 6, "energy.gpu_joules"), 63.5, 1e-9);
+	assert_float_equal(collector_value_of(&out, 5, "energy.gpu_joules"), 3.0, 1e-9);
+	assert_float_equal(collector_value_of(&out, 6, "energy.gpu_joules"), 63.5, 1e-9);
 	collector_nvml.fini(ctx);
 	collector_out_free(&out);
 	unsetenv("NVML_DOUBLE_PID");
@@ -183,12 +173,12 @@ energy_from_power_without_the_counter(void **state)
 	assert_non_null(ctx);
 	collector_out_reset(&out, 1001.0, 1.0);
 	assert_int_equal(collector_nvml.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_true(value_of(&out, 0, "gpu.0.energy_joules") == 0);
+	assert_true(collector_value_of(&out, 0, "gpu.0.energy_joules") == 0);
 	collector_out_reset(&out, 1003.0, 3.0);
 	assert_int_equal(collector_nvml.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_float_equal(value_of(&out, 0, "gpu.0.energy_joules"), 123.456 * 2, 1e-9);
-	assert_float_equal(value_of(&out, 0, "gpu.1.energy_joules"), 60.0 * 2, 1e-9);
-	assert_float_equal(value_of(&out, 0, "energy.gpu_joules"), (123.456 + 60.0) * 2, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "gpu.0.energy_joules"), 123.456 * 2, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "gpu.1.energy_joules"), 60.0 * 2, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "energy.gpu_joules"), (123.456 + 60.0) * 2, 1e-9);
 	collector_nvml.fini(ctx);
 	collector_out_free(&out);
 	unsetenv("NVML_DOUBLE_FAIL");

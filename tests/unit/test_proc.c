@@ -21,6 +21,7 @@
 
 #include "collector.h"
 #include "collectors_fixture.h"
+#include "collector_values.h"
 
 #define BUSY_PID 19869
 #define SCHED_PID 8585
@@ -72,17 +73,6 @@ teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static double
-value_of(const struct collector_out *out, int64_t job, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < out->n; i++)
-		if (out->v[i].job_id == job && strcmp(out->v[i].name, name) == 0)
-			return out->v[i].value;
-	return NAN;
-}
-
 static const pid_t busy_pids[] = {BUSY_PID};
 static const struct collector_job busy_job = {7, busy_pids, 1, "/system.slice/slurmstepd.scope/job_4242", 2};
 
@@ -95,29 +85,29 @@ job_rates_match_the_snapshots(void **state)
 	collector_out_reset(&f->out, 1000.0, 10.0);
 	assert_int_equal(collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why)), COLLECTOR_OK);
 	/* First sight: levels only, no rate from a single reading. */
-	assert_true(isnan(value_of(&f->out, 7, "cpu.cores")));
-	assert_true(value_of(&f->out, 7, "cpu.threads") == 4);
-	assert_true(value_of(&f->out, 7, "cpu.processes") == 1);
-	assert_true(value_of(&f->out, 7, "mem.rss_bytes") == 273.0 * sysconf(_SC_PAGESIZE));
-	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
-	assert_true(value_of(&f->out, 7, "cpu.quota_cores") == 4);
-	assert_true(value_of(&f->out, 7, "cpu.cpuset_cpus") == 4);
+	assert_true(isnan(collector_value_of(&f->out, 7, "cpu.cores")));
+	assert_true(collector_value_of(&f->out, 7, "cpu.threads") == 4);
+	assert_true(collector_value_of(&f->out, 7, "cpu.processes") == 1);
+	assert_true(collector_value_of(&f->out, 7, "mem.rss_bytes") == 273.0 * sysconf(_SC_PAGESIZE));
+	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
+	assert_true(collector_value_of(&f->out, 7, "cpu.quota_cores") == 4);
+	assert_true(collector_value_of(&f->out, 7, "cpu.cpuset_cpus") == 4);
 
 	point_at(f, "proc-t1");
 	collector_out_reset(&f->out, 1001.0, 11.0);
 	assert_int_equal(collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why)), COLLECTOR_OK);
 	/* utime 96 -> 159, stime 0 -> 1 at 100 ticks/s over 1 s. */
-	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 0.64, 1e-9);
-	assert_float_equal(value_of(&f->out, 7, "cpu.user_cores"), 0.63, 1e-9);
-	assert_float_equal(value_of(&f->out, 7, "cpu.system_cores"), 0.01, 1e-9);
-	assert_float_equal(value_of(&f->out, 7, "cpu.seconds"), 0.64, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.cores"), 0.64, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.user_cores"), 0.63, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.system_cores"), 0.01, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.seconds"), 0.64, 1e-9);
 	/* Threads: 19, 17 and 18 ticks; none reached a quarter core on the loaded VM. */
-	assert_float_equal(value_of(&f->out, 7, "cpu.thread_max_cores"), 0.19, 1e-9);
-	assert_true(value_of(&f->out, 7, "cpu.busy_threads") == 0);
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.thread_max_cores"), 0.19, 1e-9);
+	assert_true(collector_value_of(&f->out, 7, "cpu.busy_threads") == 0);
 	/* Without schedstat there is no waiting time or slice count to give. */
-	assert_true(isnan(value_of(&f->out, 7, "sched.wait_cores")));
-	assert_true(isnan(value_of(&f->out, 7, "sched.switches_per_s")));
-	assert_float_equal(value_of(&f->out, 7, "mem.minor_faults_per_s"), 0, 1e-9);
+	assert_true(isnan(collector_value_of(&f->out, 7, "sched.wait_cores")));
+	assert_true(isnan(collector_value_of(&f->out, 7, "sched.switches_per_s")));
+	assert_float_equal(collector_value_of(&f->out, 7, "mem.minor_faults_per_s"), 0, 1e-9);
 }
 
 static void
@@ -133,7 +123,7 @@ half_interval_doubles_the_rate(void **state)
 	point_at(f, "proc-t1");
 	collector_out_reset(&f->out, 2000.5, 20.5);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 1.28, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.cores"), 1.28, 1e-9);
 }
 
 /* Between detail ticks only the whole-process figures come; the thread figures span both intervals. */
@@ -151,16 +141,16 @@ thread_figures_only_on_detail_ticks(void **state)
 	collector_out_reset(&f->out, 5000.5, 50.5);
 	f->out.detail = 0;
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 1.28, 1e-9);
-	assert_true(value_of(&f->out, 7, "cpu.threads") == 4);
-	assert_true(isnan(value_of(&f->out, 7, "cpu.thread_max_cores")));
-	assert_true(isnan(value_of(&f->out, 7, "cpu.allowed")));
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.cores"), 1.28, 1e-9);
+	assert_true(collector_value_of(&f->out, 7, "cpu.threads") == 4);
+	assert_true(isnan(collector_value_of(&f->out, 7, "cpu.thread_max_cores")));
+	assert_true(isnan(collector_value_of(&f->out, 7, "cpu.allowed")));
 	/* Nothing changes in the next half second; the detail tick spans the whole second. */
 	collector_out_reset(&f->out, 5001.0, 51.0);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_float_equal(value_of(&f->out, 7, "cpu.cores"), 0, 1e-9);
-	assert_float_equal(value_of(&f->out, 7, "cpu.thread_max_cores"), 0.19, 1e-9);
-	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.cores"), 0, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 7, "cpu.thread_max_cores"), 0.19, 1e-9);
+	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
 }
 
 /* The CPUs allowed are read once a minute: a change shows at the first detail tick a minute on. */
@@ -175,7 +165,7 @@ cpu_limits_read_once_a_minute(void **state)
 	point_at(f, "proc-t0");
 	collector_out_reset(&f->out, 7000.0, 70.0);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
+	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
 	/* The job is bound to one CPU from now on. */
 	snprintf(path, sizeof(path), "%s/%d/status", f->link, BUSY_PID);
 	assert_non_null(st = fopen(path, "w"));
@@ -183,10 +173,10 @@ cpu_limits_read_once_a_minute(void **state)
 	fclose(st);
 	collector_out_reset(&f->out, 7030.0, 100.0);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_true(value_of(&f->out, 7, "cpu.allowed") == 2);
+	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
 	collector_out_reset(&f->out, 7060.0, 130.0);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_true(value_of(&f->out, 7, "cpu.allowed") == 1);
+	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 1);
 	point_at(f, "proc-t0");  /* the real status back for the tests after */
 }
 
@@ -207,13 +197,13 @@ cpu_limits_unread_are_read_again(void **state)
 	fclose(st);
 	collector_out_reset(&f->out, 8000.0, 80.0);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_true(isnan(value_of(&f->out, 7, "cpu.allowed")));
+	assert_true(isnan(collector_value_of(&f->out, 7, "cpu.allowed")));
 	assert_non_null(st = fopen(path, "w"));
 	fputs("Name:\tbusy\nCpus_allowed_list:\t1\n", st);
 	fclose(st);
 	collector_out_reset(&f->out, 8000.5, 80.5);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_true(value_of(&f->out, 7, "cpu.allowed") == 1);
+	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 1);
 	point_at(f, "proc-t0");  /* the real status back for the tests after */
 }
 
@@ -238,14 +228,14 @@ schedstat_waits_and_switches(void **state)
 	collector_out_reset(&f->out, 6001.0, 61.0);
 	assert_int_equal(collector_proc.sample_job(ctx, &job, &f->out, why, sizeof(why)), COLLECTOR_OK);
 	/* utime 31 -> 40, stime 278 -> 378 (the spin reads the thread CPU clock: a system call). */
-	assert_float_equal(value_of(&f->out, 9, "cpu.cores"), 1.09, 1e-9);
-	assert_float_equal(value_of(&f->out, 9, "cpu.system_cores"), 1.00, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 9, "cpu.cores"), 1.09, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 9, "cpu.system_cores"), 1.00, 1e-9);
 	/* schedstat CPU ns: +378211101, +367244539, +371369012: all three busy. */
-	assert_true(value_of(&f->out, 9, "cpu.busy_threads") == 3);
-	assert_float_equal(value_of(&f->out, 9, "cpu.thread_max_cores"), 0.378211101, 1e-12);
+	assert_true(collector_value_of(&f->out, 9, "cpu.busy_threads") == 3);
+	assert_float_equal(collector_value_of(&f->out, 9, "cpu.thread_max_cores"), 0.378211101, 1e-12);
 	/* Waits +58537156 + 91819187 + 80335878 ns; slices +253 + 309 + 266. */
-	assert_float_equal(value_of(&f->out, 9, "sched.wait_cores"), 0.230692221, 1e-12);
-	assert_float_equal(value_of(&f->out, 9, "sched.switches_per_s"), 828, 1e-9);
+	assert_float_equal(collector_value_of(&f->out, 9, "sched.wait_cores"), 0.230692221, 1e-12);
+	assert_float_equal(collector_value_of(&f->out, 9, "sched.switches_per_s"), 828, 1e-9);
 	collector_proc.fini(ctx);
 }
 
@@ -272,14 +262,14 @@ node_figures(void **state)
 	point_at(f, "proc-t0");
 	collector_out_reset(&f->out, 4000.0, 40.0);
 	assert_int_equal(collector_proc.sample_node(f->ctx, &f->out, why, sizeof(why)), COLLECTOR_OK);
-	assert_true(value_of(&f->out, 0, "cpu.count") == 2);
-	assert_true(value_of(&f->out, 0, "mem.total_bytes") > 0);
-	assert_true(value_of(&f->out, 0, "mem.used_bytes") > 0);
-	assert_false(isnan(value_of(&f->out, 0, "load.1")));
+	assert_true(collector_value_of(&f->out, 0, "cpu.count") == 2);
+	assert_true(collector_value_of(&f->out, 0, "mem.total_bytes") > 0);
+	assert_true(collector_value_of(&f->out, 0, "mem.used_bytes") > 0);
+	assert_false(isnan(collector_value_of(&f->out, 0, "load.1")));
 	point_at(f, "proc-t1");
 	collector_out_reset(&f->out, 4001.0, 41.0);
 	assert_int_equal(collector_proc.sample_node(f->ctx, &f->out, why, sizeof(why)), COLLECTOR_OK);
-	cores = value_of(&f->out, 0, "cpu.cores");
+	cores = collector_value_of(&f->out, 0, "cpu.cores");
 	assert_true(cores >= 0 && cores <= 2);
 }
 

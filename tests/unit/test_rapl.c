@@ -21,6 +21,7 @@
 
 #include "collector.h"
 #include "collectors_fixture.h"
+#include "collector_values.h"
 
 struct tree {
 	char dir[64];              /* the temporary sys_root */
@@ -78,17 +79,6 @@ set_uj(const struct tree *t, const char *zone, const char *value)
 	fclose(f);
 }
 
-static double
-value_of(const struct collector_out *out, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < out->n; i++)
-		if (out->v[i].job_id == 0 && strcmp(out->v[i].name, name) == 0)
-			return out->v[i].value;
-	return NAN;
-}
-
 static void *
 init_at(const char *sys_root, char *why, size_t len)
 {
@@ -138,9 +128,9 @@ joules_watts_and_wrap(void **state)
 	/* The first sample is the baseline: no joules yet, no power. */
 	collector_out_reset(&out, 100.0, 10.0);
 	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_true(value_of(&out, "energy.cpu_joules") == 0);
-	assert_true(value_of(&out, "rapl.package_0.energy_joules") == 0);
-	assert_true(isnan(value_of(&out, "power.cpu_watts")));
+	assert_true(collector_value_of(&out, 0, "energy.cpu_joules") == 0);
+	assert_true(collector_value_of(&out, 0, "rapl.package_0.energy_joules") == 0);
+	assert_true(isnan(collector_value_of(&out, 0, "power.cpu_watts")));
 	/* Two seconds later. */
 	set_uj(t, "intel-rapl:0", "3000000");        /* +2 J */
 	set_uj(t, "intel-rapl:0:0", "1900000");      /* +1.5 J, inside the package */
@@ -151,19 +141,19 @@ joules_watts_and_wrap(void **state)
 	set_uj(t, "intel-rapl:2", "15000000");       /* +10 J: the platform, holding the packages */
 	collector_out_reset(&out, 102.0, 12.0);
 	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_float_equal(value_of(&out, "rapl.package_0.energy_joules"), 2.0, 1e-9);
-	assert_float_equal(value_of(&out, "rapl.package_0.power_watts"), 1.0, 1e-6);
-	assert_float_equal(value_of(&out, "rapl.package_0.core.energy_joules"), 1.5, 1e-9);
-	assert_float_equal(value_of(&out, "rapl.package_1.energy_joules"), 0.42885, 1e-9);
-	assert_float_equal(value_of(&out, "rapl.psys.energy_joules"), 10.0, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "rapl.package_0.energy_joules"), 2.0, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "rapl.package_0.power_watts"), 1.0, 1e-6);
+	assert_float_equal(collector_value_of(&out, 0, "rapl.package_0.core.energy_joules"), 1.5, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "rapl.package_1.energy_joules"), 0.42885, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "rapl.psys.energy_joules"), 10.0, 1e-9);
 	/* Packages and DRAM only: not core, uncore or psys. */
-	assert_float_equal(value_of(&out, "energy.cpu_joules"), 2.0 + 0.5 + 0.42885 + 0.25, 1e-9);
-	assert_float_equal(value_of(&out, "power.cpu_watts"), (2.0 + 0.5 + 0.42885 + 0.25) / 2, 1e-6);
+	assert_float_equal(collector_value_of(&out, 0, "energy.cpu_joules"), 2.0 + 0.5 + 0.42885 + 0.25, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "power.cpu_watts"), (2.0 + 0.5 + 0.42885 + 0.25) / 2, 1e-6);
 	/* Cumulative: a tick with nothing consumed keeps the joules and shows no power. */
 	collector_out_reset(&out, 103.0, 13.0);
 	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_float_equal(value_of(&out, "energy.cpu_joules"), 3.17885, 1e-9);
-	assert_true(value_of(&out, "power.cpu_watts") == 0);
+	assert_float_equal(collector_value_of(&out, 0, "energy.cpu_joules"), 3.17885, 1e-9);
+	assert_true(collector_value_of(&out, 0, "power.cpu_watts") == 0);
 	/* A zone that stops reading is a transient failure that names the file. */
 	set_uj(t, "intel-rapl:0", "garbage");
 	collector_out_reset(&out, 104.0, 14.0);
@@ -173,8 +163,8 @@ joules_watts_and_wrap(void **state)
 	set_uj(t, "intel-rapl:0", "4000000");        /* +1 J since 3000000 */
 	collector_out_reset(&out, 105.0, 15.0);
 	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_float_equal(value_of(&out, "rapl.package_0.energy_joules"), 3.0, 1e-9);
-	assert_float_equal(value_of(&out, "energy.cpu_joules"), 4.17885, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "rapl.package_0.energy_joules"), 3.0, 1e-9);
+	assert_float_equal(collector_value_of(&out, 0, "energy.cpu_joules"), 4.17885, 1e-9);
 	collector_rapl.fini(ctx);
 	collector_out_free(&out);
 }
@@ -249,8 +239,8 @@ partly_unreadable_keeps_the_rest(void **state)
 	assert_non_null(strstr(why, "1 of 7 RAPL zones unreadable"));
 	collector_out_reset(&out, 1.0, 1.0);
 	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_true(isnan(value_of(&out, "rapl.psys.energy_joules")));
-	assert_true(value_of(&out, "rapl.package_1.dram.energy_joules") == 0);
+	assert_true(isnan(collector_value_of(&out, 0, "rapl.psys.energy_joules")));
+	assert_true(collector_value_of(&out, 0, "rapl.package_1.dram.energy_joules") == 0);
 	collector_rapl.fini(ctx);
 	collector_out_free(&out);
 }
@@ -275,9 +265,9 @@ psys_alone_is_no_cpu_energy(void **state)
 	set_uj(t, "intel-rapl:2", "6000000");
 	collector_out_reset(&out, 2.0, 2.0);
 	assert_int_equal(collector_rapl.sample_node(ctx, &out, why, sizeof(why)), COLLECTOR_OK);
-	assert_float_equal(value_of(&out, "rapl.psys.energy_joules"), 1.0, 1e-9);
-	assert_true(isnan(value_of(&out, "energy.cpu_joules")));
-	assert_true(isnan(value_of(&out, "power.cpu_watts")));
+	assert_float_equal(collector_value_of(&out, 0, "rapl.psys.energy_joules"), 1.0, 1e-9);
+	assert_true(isnan(collector_value_of(&out, 0, "energy.cpu_joules")));
+	assert_true(isnan(collector_value_of(&out, 0, "power.cpu_watts")));
 	collector_rapl.fini(ctx);
 	collector_out_free(&out);
 }
