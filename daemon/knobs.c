@@ -548,13 +548,12 @@ void knobs_filter_all(const struct knob_space *sp, struct knob_filter *f)
 		f->allowed[i] = sp->knobs[i].nvalues >= 32 ? 0xffffffffu : ((1u << sp->knobs[i].nvalues) - 1u);
 }
 
-/* The knob's integer value in c, or 1 when the space has no such integer knob. */
+/* The knob's integer value in c (decoded), or 1 when the space has no such integer knob. */
 static long int_value_or_1(const struct knob_space *sp, const struct knob_config *c, const char *name)
 {
-	for (int i = 0; i < sp->nknobs; i++)
-		if (sp->knobs[i].type == KNOB_INT && strcmp(sp->knobs[i].name, name) == 0)
-			return sp->knobs[i].ivalues[c->idx[i]];
-	return 1;
+	int i = knobs_find(sp, name);
+
+	return i >= 0 && sp->knobs[i].type == KNOB_INT ? sp->knobs[i].ivalues[c->idx[i]] : 1;
 }
 
 bool knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f, int cand)
@@ -580,14 +579,6 @@ void knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f,
 	for (i = 0; i < sp->nknobs; i++)
 		if (!sp->knobs[i].runtime)
 			f->allowed[i] &= 1u << c.idx[i];
-}
-
-static int knob_index(const struct knob_space *sp, const char *name)
-{
-	for (int i = 0; i < sp->nknobs; i++)
-		if (strcmp(sp->knobs[i].name, name) == 0)
-			return i;
-	return -1;
 }
 
 /* The smallest value an integer knob's allowed bits leave. */
@@ -631,7 +622,7 @@ int knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, co
 	 * intra_threads range is the job's own business), and only when the
 	 * smallest layout fits, so the limit never empties the space.
 	 */
-	if (topo->cpus_allowed > 0 && (r = knob_index(sp, "ranks")) >= 0 && (i = knob_index(sp, "intra_threads")) >= 0 &&
+	if (topo->cpus_allowed > 0 && (r = knobs_find(sp, "ranks")) >= 0 && (i = knobs_find(sp, "intra_threads")) >= 0 &&
 	    sp->knobs[r].type == KNOB_INT && sp->knobs[i].type == KNOB_INT && !sp->knobs[i].declared) {
 		long ranks = smallest_allowed(&sp->knobs[r], f->allowed[r]);
 		long intra = smallest_allowed(&sp->knobs[i], f->allowed[i]);
