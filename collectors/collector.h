@@ -90,6 +90,8 @@ void collector_put(struct collector_out *out, int64_t job_id, double value, cons
 double collector_resolved(double value, double quantum);
 void collector_out_reset(struct collector_out *out, double t, double mono);
 void collector_out_free(struct collector_out *out);
+/* The value named name for job (0: the node) among v[0..n), or NAN when there is none. */
+double collector_value_find(const struct collector_value *v, size_t n, int64_t job_id, const char *name);
 
 struct collector {
 	int version;                 /* COLLECTOR_VERSION */

@@ -6,6 +6,7 @@
  */
 
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,15 @@ collector_out_free(struct collector_out *out)
 	free(out->v);
 	out->v = NULL;
 	out->n = out->cap = 0;
+}
+
+double
+collector_value_find(const struct collector_value *v, size_t n, int64_t job_id, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].job_id == job_id && strcmp(v[i].name, name) == 0)
+			return v[i].value;
+	return NAN;
 }
 
 void

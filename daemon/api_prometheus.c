@@ -159,17 +159,6 @@ put_likwid(FILE *out, const struct sampler_snapshot *snap)
 	}
 }
 
-static double
-job_value(const struct sampler_snapshot *snap, int64_t id, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < snap->nvalues; i++)
-		if (snap->values[i].job_id == id && strcmp(snap->values[i].name, name) == 0)
-			return snap->values[i].value;
-	return NAN;
-}
-
 /*
  * Jobs' energy, one family labelled by source so sum() adds CPU and GPU, and
  * their samples per joule.  The samples are read from the store, per running
@@ -187,7 +176,7 @@ put_job_energy(FILE *out, struct app *app, const struct sampler_snapshot *snap)
 
 	for (i = 0; i < snap->njobs; i++) {
 		for (k = 0, total = 0; k < 2; k++) {
-			if (!isfinite(j = job_value(snap, snap->jobs[i].id, sample[k])))
+			if (!isfinite(j = collector_value_find(snap->values, snap->nvalues, snap->jobs[i].id, sample[k])))
 				continue;
 			total += j;
 			if (!head++)

@@ -43,17 +43,6 @@ energy_attr_free(struct energy_attr *a)
 	free(a);
 }
 
-static double
-node_value(const struct collector_out *out, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < out->n; i++)
-		if (out->v[i].job_id == 0 && strcmp(out->v[i].name, name) == 0)
-			return out->v[i].value;
-	return NAN;
-}
-
 /* The job's entry, a new one at 0 J when first seen; NULL when out of memory. */
 static struct energy_job *
 job_entry(struct energy_attr *a, int64_t id)
@@ -74,7 +63,8 @@ job_entry(struct energy_attr *a, int64_t id)
 void
 energy_attr_tick(struct energy_attr *a, struct collector_out *out)
 {
-	double node_j = node_value(out, "energy.cpu_joules"), busy = node_value(out, "cpu.cores"), tick_j, share;
+	double node_j = collector_value_find(out->v, out->n, 0, "energy.cpu_joules");
+	double busy = collector_value_find(out->v, out->n, 0, "cpu.cores"), tick_j, share;
 	struct energy_job *j;
 	size_t i, n = out->n;
 
