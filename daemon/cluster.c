@@ -172,43 +172,17 @@ static uint64_t jitter_seed(const char *store_id)
 /* Sends one batch of the outbox; how many trials left it, or -1. */
 static int push_batch(struct cluster *c)
 {
-	json_t *rows = NULL, *row;
-	int64_t last = 0;
-	const char *vals[1];
-	char *text;
-	PGresult *r;
-	size_t i, n;
+	const struct cpg_outbox ob = {c->st, PUSH_BATCH, store_cluster_outbox_peek, store_cluster_outbox_done,
+				      c->store_id, "node", c->node, QUERY_TIMEOUT_S};
 	long long added;
+	int n = cpg_push_outbox(&c->pg, cluster_sql_push, &ob, &added);
 
-	if (store_cluster_outbox_peek(c->st, PUSH_BATCH, &rows, &last) != STORE_OK)
-		return -1;
-	if (last == 0) {
-		json_decref(rows);
-		return 0;
+	if (n > 0) {
+		pthread_mutex_lock(&c->lock);
+		c->pushed += added;
+		pthread_mutex_unlock(&c->lock);
 	}
-	n = json_array_size(rows);
-	json_array_foreach(rows, i, row) {
-		json_object_set_new(row, "store_id", json_string(c->store_id));
-		json_object_set_new(row, "node", json_string(c->node));
-	}
-	text = json_dumps(rows, JSON_COMPACT);
-	json_decref(rows);
-	if (!text)
-		return -1;
-	vals[0] = text;
-	r = n > 0 ? cpg_query(&c->pg, cluster_sql_push, 1, vals, QUERY_TIMEOUT_S) : NULL;
-	free(text);
-	if (n > 0 && !r)
-		return -1;
-	added = r ? atoll(PQgetvalue(r, 0, 0)) : 0;
-	PQclear(r);
-	/* Committed there: a crash before this line sends them again, and they are stored once. */
-	if (store_cluster_outbox_done(c->st, last) != STORE_OK)
-		return -1;
-	pthread_mutex_lock(&c->lock);
-	c->pushed += added;
-	pthread_mutex_unlock(&c->lock);
-	return (int)n;
+	return n;
 }
 
 static void push(struct cluster *c)

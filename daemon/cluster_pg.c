@@ -200,6 +200,43 @@ broken:
 	return NULL;
 }
 
+int cpg_push_outbox(struct cluster_pg *p, const char *sql, const struct cpg_outbox *ob, long long *answer)
+{
+	json_t *rows = NULL, *row;
+	int64_t last = 0;
+	const char *vals[1];
+	PGresult *r = NULL;
+	char *text = NULL;
+	size_t i, n;
+
+	*answer = 0;
+	if (ob->peek(ob->st, ob->max, &rows, &last) != 0)
+		return -1;
+	n = json_array_size(rows);
+	json_array_foreach(rows, i, row) {
+		json_object_set_new(row, "store_id", json_string(ob->store_id));
+		json_object_set_new(row, ob->node_key, json_string(ob->node));
+	}
+	if (n > 0 && !(text = json_dumps(rows, JSON_COMPACT))) {
+		json_decref(rows);
+		return -1;
+	}
+	json_decref(rows);
+	if (n > 0) {
+		vals[0] = text;
+		r = cpg_query(p, sql, 1, vals, ob->timeout_s);
+		free(text);
+		if (!r)
+			return -1;
+		*answer = atoll(PQgetvalue(r, 0, 0));
+		PQclear(r);
+	}
+	/* Committed there (or nothing to send: entries the peek's joins skipped leave too). */
+	if (last > 0 && ob->done(ob->st, last) != 0)
+		return -1;
+	return (int)n;
+}
+
 int cpg_wait(struct cluster_pg *p, const char *channel, const char *payload, double timeout_s)
 {
 	PGnotify *n;

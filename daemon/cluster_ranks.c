@@ -98,39 +98,17 @@ void cluster_ranks_link_up(struct cluster_ranks *r)
 /* Sends one batch of the ranks' outbox; how many rows it held, or -1. */
 static int push_batch(struct cluster_ranks *r, struct cluster_pg *pg)
 {
-	json_t *rows = NULL, *row;
-	int64_t last = 0;
-	const char *vals[1];
-	PGresult *res = NULL;
-	char *text;
-	size_t i, n;
+	const struct cpg_outbox ob = {r->st, RANKS_PUSH_BATCH, store_cluster_ranks_peek, store_cluster_ranks_done,
+				      r->store_id, "shared_by", r->node, QUERY_TIMEOUT_S};
+	long long answer;
+	int n = cpg_push_outbox(pg, cluster_sql_push_ranks, &ob, &answer);
 
-	if (store_cluster_ranks_peek(r->st, RANKS_PUSH_BATCH, &rows, &last) != STORE_OK)
-		return -1;
-	n = json_array_size(rows);
-	json_array_foreach(rows, i, row) {
-		json_object_set_new(row, "store_id", json_string(r->store_id));
-		json_object_set_new(row, "shared_by", json_string(r->node));
-	}
-	text = n > 0 ? json_dumps(rows, JSON_COMPACT) : NULL;
-	json_decref(rows);
 	if (n > 0) {
-		if (!text)
-			return -1;
-		vals[0] = text;
-		res = cpg_query(pg, cluster_sql_push_ranks, 1, vals, QUERY_TIMEOUT_S);
-		free(text);
-		if (!res)
-			return -1;
-		PQclear(res);
 		pthread_mutex_lock(&r->lock);
-		r->pushed += (long long)n;
+		r->pushed += n;
 		pthread_mutex_unlock(&r->lock);
 	}
-	/* Committed there (or nothing to send): a crash before this sends them again, which stores the same rows. */
-	if (last > 0 && store_cluster_ranks_done(r->st, last) != STORE_OK)
-		return -1;
-	return (int)n;
+	return n;
 }
 
 static void push(struct cluster_ranks *r, struct cluster_pg *pg)
