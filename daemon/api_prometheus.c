@@ -75,14 +75,15 @@ put_job_labels(FILE *out, const struct sampler_job_cost *j)
 	fputc('"', out);
 }
 
-/* Whether value v belongs to catalogue row m; fills the GPU and MIG indices, or the RAPL zone. */
+/* Whether value v belongs to catalogue row m; fills the GPU and MIG indices, or the RAPL zone's name and length. */
 static int
-value_matches(const struct collector_value *v, const struct metric_info *m, int *gpu, int *mig, const char **zone)
+value_matches(const struct collector_value *v, const struct metric_info *m, int *gpu, int *mig, const char **zone,
+	      int *zone_len)
 {
 	const char *rest;
 
 	if (m->scope == METRIC_ZONE) {
-		if (v->job_id != 0 || metric_split_zone(v->name, zone, gpu, &rest) < 0)
+		if (v->job_id != 0 || metric_split_zone(v->name, zone, zone_len, &rest) < 0)
 			return 0;
 		return strcmp(rest, m->sample) == 0;
 	}
@@ -103,12 +104,12 @@ put_family(FILE *out, const struct sampler_snapshot *snap, const struct metric_i
 	const struct sampler_job_cost *j;
 	const struct collector_value *v;
 	const char *zone = NULL;
-	int head = 0, gpu, mig;
+	int head = 0, gpu, mig, zone_len = 0;
 	size_t i;
 
 	for (i = 0; m->prom != NULL && i < snap->nvalues; i++) {
 		v = &snap->values[i];
-		if (!value_matches(v, m, &gpu, &mig, &zone))
+		if (!value_matches(v, m, &gpu, &mig, &zone, &zone_len))
 			continue;
 		j = m->scope == METRIC_JOB ? job_of(snap, v->job_id) : NULL;
 		if (m->scope == METRIC_JOB && j == NULL)
@@ -126,8 +127,7 @@ put_family(FILE *out, const struct sampler_snapshot *snap, const struct metric_i
 		} else if (m->scope == METRIC_MIG) {
 			fprintf(out, "{gpu=\"%d\",instance=\"%d\"}", gpu, mig);
 		} else if (m->scope == METRIC_ZONE) {
-			/* gpu holds the zone's length here (metric_split_zone). */
-			fprintf(out, "{zone=\"%.*s\"}", gpu, zone);
+			fprintf(out, "{zone=\"%.*s\"}", zone_len, zone);
 		}
 		fprintf(out, " %.17g\n", v->value * m->scale);
 	}
