@@ -207,6 +207,23 @@ cpu_limits_unread_are_read_again(void **state)
 	point_at(f, "proc-t0");  /* the real status back for the tests after */
 }
 
+/* A job whose lowest pid has exited: its limits come from the first process still alive. */
+static void
+cpu_limits_from_a_live_process(void **state)
+{
+	static const pid_t pids[] = {4242, BUSY_PID};   /* 4242: not in the fixture, gone */
+	const struct collector_job job = {8, pids, 2, NULL, 0};
+	struct fx *f = *state;
+	char why[128] = "";
+
+	point_at(f, "proc-t0");
+	collector_out_reset(&f->out, 9000.0, 90.0);
+	collector_proc.sample_job(f->ctx, &job, &f->out, why, sizeof(why));
+	assert_true(collector_value_of(&f->out, 8, "cpu.processes") == 1);
+	assert_true(collector_value_of(&f->out, 8, "cpu.allowed") == 2);
+	collector_proc.job_gone(f->ctx, 8);
+}
+
 /* With schedstat: per-thread CPU in nanoseconds, time waiting for a CPU and slices. */
 static void
 schedstat_waits_and_switches(void **state)
@@ -294,6 +311,7 @@ main(void)
 		cmocka_unit_test(schedstat_waits_and_switches),
 		cmocka_unit_test(cpu_limits_read_once_a_minute),
 		cmocka_unit_test(cpu_limits_unread_are_read_again),
+		cmocka_unit_test(cpu_limits_from_a_live_process),
 		cmocka_unit_test(vanished_job_is_ok_and_silent),
 		cmocka_unit_test(node_figures),
 		cmocka_unit_test(unavailable_without_procfs),
