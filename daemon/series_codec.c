@@ -28,13 +28,25 @@
 
 #include "series_codec.h"
 
-#define CODEC_VERSION 1
+#define CODEC_VERSION 2           /* the one written; version 1 blocks are still read */
 #define FLAG_TIME_MS 0x1          /* times are whole milliseconds, as integers */
 #define FLAG_VALUE_INT 0x2        /* values are integers over 10^d (d in 3 bits before them), as integers */
-#define FLAG_VALUE_PACKED 0x4     /* with FLAG_VALUE_INT: packed, not delta-of-delta */
-#define FLAG_TIME_PACKED 0x8      /* with FLAG_TIME_MS: packed, not delta-of-delta */
+#define FLAG_VALUE_PACKED 0x4     /* version 1, with FLAG_VALUE_INT: packed, not delta-of-delta */
+#define FLAG_TIME_PACKED 0x8      /* version 1, with FLAG_TIME_MS: packed, not delta-of-delta */
 #define DECIMALS_MAX 6
-#define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT | FLAG_VALUE_PACKED | FLAG_TIME_PACKED)
+#define FLAGS_KNOWN_V1 (FLAG_TIME_MS | FLAG_VALUE_INT | FLAG_VALUE_PACKED | FLAG_TIME_PACKED)
+#define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT)
+/* Version 2's integer sections start with their method in 2 bits. */
+enum int_method { INT_DOD, INT_PACKED, INT_RICE };
+/*
+ * A Rice-coded section's residuals: from a level, from a regular grid (a
+ * tick that jitters but does not drift, a steady counter), from the
+ * previous value, or from the previous delta.
+ */
+enum rice_order { RICE_LEVEL, RICE_GRID, RICE_DELTA, RICE_DOD };
+#define RICE_ESCAPE 32            /* a quotient this large is written as the number in 64 bits instead */
+#define RICE_OUTLIER 4            /* one number adds at most 2^(k + this) to the running sum */
+#define RICE_RESET 64             /* the running sum and count halve at this count: the code follows change */
 #define PACK_WIDTH_BITS 7         /* 0 to 64 */
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53: every integer up to it is a double */
 
@@ -384,82 +396,255 @@ get_packed_values(struct bit_reader *r, uint64_t *k, size_t n)
 		k[i] += k[i - 1];
 }
 
-/* The values: integers over 10^d (delta-of-delta, or packed with FLAG_VALUE_PACKED), or XORed doubles. */
+/*
+ * Adaptive Rice coding (as JPEG-LS codes its residuals): each number u
+ * goes as u >> k in unary and its low k bits, k following the running mean
+ * of the numbers before it, so the code adapts to a series whose noise
+ * grows or shrinks within the block at no side cost; a quotient of
+ * RICE_ESCAPE or more is written whole.  Near the entropy of residuals
+ * that cluster at zero with a tail (a measured rate around its level, a
+ * jittered tick), where packing pays the tail's width on every point.
+ */
+struct rice {
+	uint64_t sum;             /* of the numbers seen, each capped (rice_seen), halved at each reset */
+	uint64_t count;
+};
+
 static void
-put_values(struct bit_writer *w, const struct series_point *p, size_t n, unsigned flags, int d, uint64_t *k)
+rice_start(struct rice *s, unsigned k0)
 {
-	if (flags & FLAG_VALUE_INT) {
-		as_ints(p, n, d, k);
-		put_bits(w, (uint64_t)d, 3);
-		if (flags & FLAG_VALUE_PACKED)
-			put_packed_values(w, k, n);
-		else
-			put_ints(w, k, n);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		k[i] = dbits(p[i].v);
-	put_xors(w, k, n);
+	s->count = 1;
+	s->sum = (uint64_t)1 << k0;
 }
 
-/* The header and the times; the values follow. */
-static void
-put_head(struct bit_writer *w, const struct series_point *p, size_t n, unsigned flags, uint64_t *k)
+/*
+ * The smallest k with 2^k at least ln 2 times the mean (11/16 of it): the
+ * best Rice parameter for geometric residuals (Gallager and Van Voorhis).
+ */
+static unsigned
+rice_k(const struct rice *s)
 {
-	put_bits(w, CODEC_VERSION << 4 | flags, 8);
-	for (size_t m = n; ; m >>= 7) {
-		put_bits(w, (m >= 0x80 ? 0x80 : 0) | (m & 0x7f), 8);
-		if (m < 0x80)
-			break;
+	uint64_t scaled = s->sum / 16 * 11 + s->sum % 16 * 11 / 16;
+	unsigned k = 0;
+
+	while (k < 63 && (scaled >> k) > s->count)
+		k++;
+	return k;
+}
+
+/*
+ * Counts u into the mean, capped at 2^RICE_OUTLIER times the scale k
+ * stands for: one outlier (a stall, a late tick) moves k up by a few steps
+ * instead of inflating the code of the points after it; a lasting change
+ * of scale still brings k there within a few numbers.
+ */
+static void
+rice_seen(struct rice *s, uint64_t u, unsigned k)
+{
+	uint64_t cap = (uint64_t)1 << (k + RICE_OUTLIER < 48 ? k + RICE_OUTLIER : 48);
+
+	s->sum += u < cap ? u : cap;
+	if (++s->count == RICE_RESET) {
+		s->sum >>= 1;
+		s->count >>= 1;
 	}
-	if (flags & FLAG_TIME_MS) {
-		as_ints(p, n, -1, k);
-		if (flags & FLAG_TIME_PACKED)
-			put_packed_values(w, k, n);
-		else
-			put_ints(w, k, n);
+}
+
+static void
+put_rice(struct bit_writer *w, struct rice *s, uint64_t u)
+{
+	unsigned k = rice_k(s);
+	uint64_t q = u >> k;
+
+	if (q < RICE_ESCAPE) {
+		put_bits(w, ((uint64_t)1 << (q + 1)) - 2, (unsigned)q + 1);   /* q ones, a zero */
+		put_bits(w, u & (((uint64_t)1 << k) - 1), k);
 	} else {
-		for (size_t i = 0; i < n; i++)
-			k[i] = dbits(p[i].t);
-		put_xors(w, k, n);
+		put_bits(w, ((uint64_t)1 << RICE_ESCAPE) - 1, RICE_ESCAPE);
+		put_bits(w, u, 64);
 	}
+	rice_seen(s, u, k);
+}
+
+static uint64_t
+get_rice(struct bit_reader *r, struct rice *s)
+{
+	unsigned k = rice_k(s);
+	uint64_t q = 0, u;
+
+	while (q < RICE_ESCAPE && !r->failed && get_bits(r, 1) == 1)
+		q++;
+	u = q < RICE_ESCAPE ? q << k | get_bits(r, k) : get_bits(r, 64);
+	rice_seen(s, u, k);
+	return u;
+}
+
+/* The starting k for numbers u[0..m-1]: from the mean of the first sixteen. */
+static unsigned
+rice_k0(const uint64_t *u, size_t m)
+{
+	struct rice s = {0, 0};
+
+	for (size_t i = 0; i < m && i < 16; i++) {
+		s.sum += u[i] < ((uint64_t)1 << 48) ? u[i] : (uint64_t)1 << 48;
+		s.count++;
+	}
+	return s.count == 0 ? 0 : rice_k(&s);
+}
+
+static uint64_t
+zigzag(uint64_t x)
+{
+	return (x << 1) ^ (uint64_t)-(int64_t)(x >> 63);
+}
+
+static uint64_t
+unzigzag(uint64_t u)
+{
+	return (u >> 1) ^ (uint64_t)-(int64_t)(u & 1);
 }
 
 static int
-encode_as(const struct series_point *p, size_t n, unsigned flags, int d, uint64_t *k, struct bit_writer *w)
+cmp_int64(const void *a, const void *b)
 {
-	memset(w, 0, sizeof(*w));
-	put_head(w, p, n, flags, k);
-	put_values(w, p, n, flags, d, k);
-	if (w->failed) {
-		free(w->buf);
-		return -1;
-	}
-	return 0;
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
 }
 
-/* FLAG_TIME_PACKED when millisecond times pack smaller than their delta-of-delta (a regular tick), else 0. */
-static unsigned
-time_coding(const struct series_point *p, size_t n, uint64_t *k)
+/*
+ * A Rice section of k[0..n-1]: the order, whether zeros go as runs, the
+ * level (the median) or the first number in full (and for a grid its
+ * median step), then the zigzagged residuals.  With runs, each nonzero residual less one follows the count
+ * of zeros before it, each in a coder of its own, so a series that rarely
+ * changes costs well under the bit a point a residual of zero takes alone.
+ * u is scratch of n numbers.
+ */
+static void
+put_rice_section(struct bit_writer *w, const uint64_t *k, size_t n, enum rice_order order, int runs, uint64_t *u)
 {
-	struct bit_writer dod, packed;
-	unsigned flag;
+	struct rice vs, rs;
+	uint64_t head = k[0], step = 0, prev = 0;
+	size_t m = 0, i, z;
 
-	memset(&dod, 0, sizeof(dod));
-	memset(&packed, 0, sizeof(packed));
-	put_head(&dod, p, n, FLAG_TIME_MS, k);
-	put_head(&packed, p, n, FLAG_TIME_MS | FLAG_TIME_PACKED, k);
-	flag = !packed.failed && (dod.failed || packed.bits < dod.bits) ? FLAG_TIME_PACKED : 0;
-	free(dod.buf);
-	free(packed.buf);
-	return flag;
+	if (order == RICE_LEVEL || order == RICE_GRID) {
+		/* The median level, or the median step from the first. */
+		size_t nm = order == RICE_LEVEL ? n : n - 1;
+		for (i = 0; i < nm; i++)
+			u[i] = order == RICE_LEVEL ? k[i] : k[i + 1] - k[i];
+		if (nm > 0) {
+			qsort(u, nm, sizeof(*u), cmp_int64);
+			*(order == RICE_LEVEL ? &head : &step) = u[nm / 2];
+		}
+	}
+	if (order == RICE_LEVEL) {
+		for (i = 0; i < n; i++)
+			u[m++] = zigzag(k[i] - head);
+	} else {
+		for (i = 1; i < n; i++) {
+			uint64_t d = k[i] - k[i - 1];
+			u[m++] = zigzag(order == RICE_GRID ? k[i] - head - step * i : order == RICE_DELTA ? d : d - prev);
+			prev = d;
+		}
+	}
+	put_bits(w, (uint64_t)order, 2);
+	put_bits(w, (uint64_t)runs, 1);
+	put_bits(w, head, 64);
+	if (order == RICE_GRID)
+		put_bits(w, step, 64);
+	if (!runs) {
+		unsigned k0 = rice_k0(u, m);
+		put_bits(w, k0, 6);
+		rice_start(&vs, k0);
+		for (i = 0; i < m; i++)
+			put_rice(w, &vs, u[i]);
+		return;
+	}
+	/* Each coder starts from the mean of what it will see first: the values less one, the runs. */
+	{
+		uint64_t first[16], runs_seen[16];
+		size_t nv = 0, nr = 0;
+		for (i = 0; i < m && (nv < 16 || nr < 16);) {
+			for (z = 0; i + z < m && u[i + z] == 0; z++)
+				;
+			if (nr < 16)
+				runs_seen[nr++] = z;
+			i += z;
+			if (i < m) {
+				if (nv < 16)
+					first[nv++] = u[i] - 1;
+				i++;
+			}
+		}
+		unsigned kv = rice_k0(first, nv), kr = rice_k0(runs_seen, nr);
+		put_bits(w, kv, 6);
+		put_bits(w, kr, 6);
+		rice_start(&vs, kv);
+		rice_start(&rs, kr);
+	}
+	for (i = 0; i < m;) {
+		for (z = 0; i + z < m && u[i + z] == 0; z++)
+			;
+		put_rice(w, &rs, z);
+		i += z;
+		if (i < m)
+			put_rice(w, &vs, u[i++] - 1);
+	}
+}
+
+static void
+get_rice_section(struct bit_reader *r, uint64_t *k, size_t n)
+{
+	enum rice_order order = (enum rice_order)get_bits(r, 2);
+	int runs = (int)get_bits(r, 1);
+	uint64_t head = get_bits(r, 64), step = order == RICE_GRID ? get_bits(r, 64) : 0, d = 0, run, u;
+	size_t m = order == RICE_LEVEL ? n : n - 1, i = 0;
+	struct rice vs, rs;
+
+	rice_start(&vs, (unsigned)get_bits(r, 6));
+	if (runs)
+		rice_start(&rs, (unsigned)get_bits(r, 6));
+	/* Residuals into k[n - m ..]: then each number is its predecessor's, put right. */
+	while (i < m && !r->failed) {
+		if (!runs) {
+			k[n - m + i++] = get_rice(r, &vs);
+			continue;
+		}
+		run = get_rice(r, &rs);
+		if (run > m - i) {
+			r->failed = 1;
+			return;
+		}
+		for (; run > 0; run--)
+			k[n - m + i++] = 0;
+		if (i < m) {
+			u = get_rice(r, &vs);
+			k[n - m + i++] = u + 1;   /* wraps only on a hostile block: garbage, never undefined */
+		}
+	}
+	if (r->failed)
+		return;
+	if (order == RICE_LEVEL) {
+		for (i = 0; i < n; i++)
+			k[i] = head + unzigzag(k[i]);
+		return;
+	}
+	k[0] = head;
+	for (i = 1; i < n; i++) {
+		if (order == RICE_GRID) {
+			k[i] = head + step * i + unzigzag(k[i]);
+			continue;
+		}
+		d = order == RICE_DELTA ? unzigzag(k[i]) : d + unzigzag(k[i]);
+		k[i] = k[i - 1] + d;
+	}
 }
 
 /* Keeps in *best the shorter of *best and *other, and frees the other's buffer. */
 static void
 keep_smaller(struct bit_writer *best, struct bit_writer *other)
 {
-	if (other->bits < best->bits) {
+	if (!other->failed && (best->failed || other->bits < best->bits)) {
 		free(best->buf);
 		*best = *other;
 	} else {
@@ -467,35 +652,127 @@ keep_smaller(struct bit_writer *best, struct bit_writer *other)
 	}
 }
 
+/* Appends src's bits to w. */
+static void
+put_writer(struct bit_writer *w, const struct bit_writer *src)
+{
+	size_t i = 0;
+
+	if (src->failed) {
+		w->failed = 1;
+		return;
+	}
+	for (; i + 8 <= src->bits; i += 8)
+		put_bits(w, src->buf[i / 8], 8);
+	if (i < src->bits)
+		put_bits(w, (uint64_t)src->buf[i / 8] >> (8 - (src->bits - i)), (unsigned)(src->bits - i));
+}
+
+/*
+ * An integer section (millisecond times, integer values): its method in 2
+ * bits, then delta-of-delta, packed, or one of the Rice sections, whichever
+ * is smallest.  k is kept; scratch holds 2n numbers.
+ */
+static void
+put_int_section(struct bit_writer *w, const uint64_t *k, size_t n, uint64_t *scratch)
+{
+	struct bit_writer best, other;
+	uint64_t *copy = scratch, *u = scratch + n;
+
+	memset(&best, 0, sizeof(best));
+	put_bits(&best, INT_DOD, 2);
+	put_ints(&best, k, n);
+	memset(&other, 0, sizeof(other));
+	put_bits(&other, INT_PACKED, 2);
+	memcpy(copy, k, n * sizeof(*k));
+	put_packed_values(&other, copy, n);
+	keep_smaller(&best, &other);
+	for (int order = RICE_LEVEL; order <= RICE_DOD; order++)
+		for (int runs = 0; runs <= 1; runs++) {
+			memset(&other, 0, sizeof(other));
+			put_bits(&other, INT_RICE, 2);
+			put_rice_section(&other, k, n, (enum rice_order)order, runs, u);
+			keep_smaller(&best, &other);
+		}
+	put_writer(w, &best);
+	free(best.buf);
+}
+
+static void
+get_int_section(struct bit_reader *r, uint64_t *k, size_t n)
+{
+	switch (get_bits(r, 2)) {
+	case INT_DOD:
+		get_ints(r, k, n);
+		break;
+	case INT_PACKED:
+		get_packed_values(r, k, n);
+		break;
+	case INT_RICE:
+		get_rice_section(r, k, n);
+		break;
+	default:
+		r->failed = 1;
+	}
+}
+
+/*
+ * Version 2: the header byte, the count, the times (an integer section
+ * when they are whole milliseconds, else XORed doubles), the values (the
+ * decimals in 3 bits and an integer section when they are integers over
+ * 10^d and that is smaller, else XORed doubles).
+ */
 int
 series_encode(const struct series_point *p, size_t n, unsigned char **out, size_t *len)
 {
-	struct bit_writer w, wi;
+	struct bit_writer w, times, values, as_int;
 	unsigned flags = 0;
-	uint64_t *k;
+	uint64_t *k, *scratch;
 	int d;
 
-	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(n * sizeof(*k))) == NULL)
+	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(3 * n * sizeof(*k))) == NULL)
 		return -1;
-	if (as_ints(p, n, -1, k) == 0)
-		flags |= FLAG_TIME_MS | time_coding(p, n, k);
-	if (encode_as(p, n, flags, -1, k, &w) < 0) {
-		free(k);
-		return -1;
+	scratch = k + n;
+	memset(&times, 0, sizeof(times));
+	if (as_ints(p, n, -1, k) == 0) {
+		flags |= FLAG_TIME_MS;
+		put_int_section(&times, k, n, scratch);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			k[i] = dbits(p[i].t);
+		put_xors(&times, k, n);
 	}
+	memset(&values, 0, sizeof(values));
+	for (size_t i = 0; i < n; i++)
+		k[i] = dbits(p[i].v);
+	put_xors(&values, k, n);
 	/* The fewest decimals that hold every value exactly, if any. */
 	for (d = 0; d <= DECIMALS_MAX && as_ints(p, n, d, k) < 0; d++)
 		;
-	/*
-	 * Integer values usually code smaller than their XOR, not always (a
-	 * jumpy count); delta-of-delta wins on steps and trends, packing on
-	 * noise: keep the smallest.
-	 */
-	if (d <= DECIMALS_MAX && encode_as(p, n, flags | FLAG_VALUE_INT, d, k, &wi) == 0)
-		keep_smaller(&w, &wi);
-	if (d <= DECIMALS_MAX && encode_as(p, n, flags | FLAG_VALUE_INT | FLAG_VALUE_PACKED, d, k, &wi) == 0)
-		keep_smaller(&w, &wi);
+	if (d <= DECIMALS_MAX) {
+		memset(&as_int, 0, sizeof(as_int));
+		put_bits(&as_int, (uint64_t)d, 3);
+		put_int_section(&as_int, k, n, scratch);
+		if (as_int.bits < values.bits)
+			flags |= FLAG_VALUE_INT;
+		keep_smaller(&values, &as_int);
+	}
+	memset(&w, 0, sizeof(w));
+	put_bits(&w, CODEC_VERSION << 4 | flags, 8);
+	for (size_t m = n; ; m >>= 7) {
+		put_bits(&w, (m >= 0x80 ? 0x80 : 0) | (m & 0x7f), 8);
+		if (m < 0x80)
+			break;
+	}
+	put_writer(&w, &times);
+	put_writer(&w, &values);
+	free(times.buf);
+	free(values.buf);
 	free(k);
+	if (w.failed || times.failed || values.failed) {
+		free(w.buf);
+		return -1;
+	}
 	*out = w.buf;
 	*len = (w.bits + 7) / 8;
 	return 0;
@@ -519,6 +796,16 @@ get_count(struct bit_reader *r, size_t *n)
 	return -1;
 }
 
+/* A version 1 block's times or values: the integer variant its flags name, else XORed doubles. */
+static void
+get_v1_section(struct bit_reader *r, uint64_t *k, size_t n, int is_int, int packed)
+{
+	if (packed)
+		get_packed_values(r, k, n);
+	else
+		(is_int ? get_ints : get_xors)(r, k, n);
+}
+
 int
 series_decode(const unsigned char *buf, size_t len, struct series_point **out, size_t *n)
 {
@@ -526,33 +813,43 @@ series_decode(const unsigned char *buf, size_t len, struct series_point **out, s
 	struct series_point *p;
 	uint64_t *k, head = get_bits(&r, 8);
 	size_t m;
-	unsigned d = 0;
+	unsigned d = 0, version = (unsigned)(head >> 4), flags = (unsigned)(head & 0xf);
 
-	if (r.failed || head >> 4 != CODEC_VERSION || (head & 0xf & ~FLAGS_KNOWN) || get_count(&r, &m) < 0)
+	if (r.failed || (version != 1 && version != CODEC_VERSION) ||
+	    (flags & ~(version == 1 ? FLAGS_KNOWN_V1 : FLAGS_KNOWN)) || get_count(&r, &m) < 0)
 		return -1;
-	if (((head & FLAG_VALUE_PACKED) && !(head & FLAG_VALUE_INT)) || ((head & FLAG_TIME_PACKED) && !(head & FLAG_TIME_MS)))
+	if (((flags & FLAG_VALUE_PACKED) && !(flags & FLAG_VALUE_INT)) ||
+	    ((flags & FLAG_TIME_PACKED) && !(flags & FLAG_TIME_MS)))
 		return -1;
-	/* Unpacked, each time after the first takes a bit: a short buffer cannot claim a large count. */
-	if (!(head & FLAG_TIME_PACKED) && m > 1 && m - 1 > r.bits - r.pos)
+	/*
+	 * Every time after the first takes a bit unless packed (version 1's
+	 * flag; version 2's sections may pack): a short buffer cannot claim a
+	 * large count, unless it says the times are packed.
+	 */
+	if (version == 1 && !(flags & FLAG_TIME_PACKED) && m > 1 && m - 1 > r.bits - r.pos)
 		return -1;
 	k = malloc(m * sizeof(*k));
 	p = malloc(m * sizeof(*p));
 	if (k == NULL || p == NULL)
 		goto fail;
-	if (head & FLAG_TIME_PACKED)
-		get_packed_values(&r, k, m);
+	if (version == 1)
+		get_v1_section(&r, k, m, flags & FLAG_TIME_MS, flags & FLAG_TIME_PACKED);
+	else if (flags & FLAG_TIME_MS)
+		get_int_section(&r, k, m);
 	else
-		(head & FLAG_TIME_MS ? get_ints : get_xors)(&r, k, m);
+		get_xors(&r, k, m);
 	for (size_t i = 0; i < m; i++)
-		p[i].t = head & FLAG_TIME_MS ? (double)(int64_t)k[i] / 1000.0 : bits_d(k[i]);
-	if ((head & FLAG_VALUE_INT) && (d = (unsigned)get_bits(&r, 3)) > DECIMALS_MAX)
+		p[i].t = flags & FLAG_TIME_MS ? (double)(int64_t)k[i] / 1000.0 : bits_d(k[i]);
+	if ((flags & FLAG_VALUE_INT) && (d = (unsigned)get_bits(&r, 3)) > DECIMALS_MAX)
 		goto fail;
-	if (head & FLAG_VALUE_PACKED)
-		get_packed_values(&r, k, m);
+	if (version == 1)
+		get_v1_section(&r, k, m, flags & FLAG_VALUE_INT, flags & FLAG_VALUE_PACKED);
+	else if (flags & FLAG_VALUE_INT)
+		get_int_section(&r, k, m);
 	else
-		(head & FLAG_VALUE_INT ? get_ints : get_xors)(&r, k, m);
+		get_xors(&r, k, m);
 	for (size_t i = 0; i < m; i++)
-		p[i].v = head & FLAG_VALUE_INT ? (double)(int64_t)k[i] / pow10s[d] : bits_d(k[i]);
+		p[i].v = flags & FLAG_VALUE_INT ? (double)(int64_t)k[i] / pow10s[d] : bits_d(k[i]);
 	/* Only the zero padding of the last byte may remain. */
 	if (r.failed || r.bits - r.pos >= 8 || get_bits(&r, (unsigned)(r.bits - r.pos)) != 0)
 		goto fail;

@@ -3,7 +3,9 @@
  * (NaN payloads, infinities, -0, negative and huge values, irregular and
  * unordered times, times that are not whole milliseconds), a regular tick
  * with a steady value costs about two bits a point, integers that are noise
- * around a level go packed in the bits of their spread, and a damaged block
+ * around a level go packed in the bits of their spread or Rice-coded near
+ * their entropy, a series that rarely changes costs a fraction of a bit a
+ * point, blocks of the first version are still read, and a damaged block
  * is refused rather than misread.
  */
 #include <math.h>
@@ -157,8 +159,9 @@ compresses(void **state)
 	assert_true(len < 60 * 9);
 }
 
-#define HEAD_PACKED 0x4        /* series_codec.c's FLAG_VALUE_PACKED, in the header byte */
-#define HEAD_TIME_PACKED 0x8   /* its FLAG_TIME_PACKED */
+#define HEAD_VALUE_INT 0x2     /* series_codec.c's FLAG_VALUE_INT, in the header byte */
+#define HEAD_PACKED 0x4        /* version 1's FLAG_VALUE_PACKED */
+#define HEAD_TIME_PACKED 0x8   /* version 1's FLAG_TIME_PACKED */
 
 /* Each truncation of the block p[0..n-1] codes to is refused. */
 static void
@@ -209,25 +212,22 @@ packs_noise(void **state)
 		p[i] = (struct series_point){1764000000.0 + i, (double)(3800 + (seed >> 8) % 400) / 1000.0};
 	}
 	len = round_trip(p, 600);
-	assert_true(head_of(p, 600) & HEAD_PACKED);
-	assert_true(len <= 30 + 600 * (9 + 1) / 8);  /* 400 levels: 9 bits each, a bit of time, the header */
+	assert_true(head_of(p, 600) & HEAD_VALUE_INT);
+	assert_true(len <= 30 + 600 * 9 / 8);   /* 400 levels: 9 bits each, none for the times, the header */  /* 400 levels: 9 bits each, a bit of time, the header */
 	refuses_truncations(p, 600);
 	for (int i = 0; i < 600; i++)
 		p[i].v = -1e6 + 390.0 * i + (i % 3);     /* deltas of 389 to 392: two bits each */
 	len = round_trip(p, 600);
-	assert_true(head_of(p, 600) & HEAD_PACKED);
-	assert_true(len <= 40 + 600 * (2 + 1) / 8);
+	assert_true(len <= 40 + 600 * 2 / 8);
 	refuses_truncations(p, 600);
 	for (int i = 0; i < 600; i++)
 		p[i].v = 32;                              /* a constant on a regular tick: no bits a point */
 	len = round_trip(p, 600);
-	assert_true(head_of(p, 600) & HEAD_TIME_PACKED);
-	assert_true(len <= 1 + 2 + 1 + 8 + 8 + 1 + 1 + 8 + 1);   /* head, count, order, first, least, width; values */
+	assert_true(len <= 1 + 2 + 2 * (1 + 8 + 8 + 1) + 1);   /* head, count; per section: order, first, least, width */
 	refuses_truncations(p, 600);
-	p[300].t += 0.004;                            /* one late tick: packed, 4 bits each; delta-of-delta, 1 */
+	p[300].t += 0.004;                            /* one late tick: runs of zero residuals, a few bytes */
 	len = round_trip(p, 600);
-	assert_false(head_of(p, 600) & HEAD_TIME_PACKED);
-	assert_true(len <= 40 + 600 / 8);
+	assert_true(len <= 40);
 	p[300].t -= 0.004;
 	p[0].v = -9007199254740992.0;                 /* the widest spread: 64 bits */
 	p[1].v = 9007199254740992.0;
@@ -320,6 +320,235 @@ refuses_damage(void **state)
 	free(buf);
 }
 
+
+static uint64_t
+lcg(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+/* A two-sided geometric draw (a Laplacian's integer form) with mean magnitude about scale. */
+static int64_t
+laplace(unsigned *seed, double scale)
+{
+	double u = ((double)lcg(seed) + 0.5) / (double)(1u << 24);
+	int64_t m = (int64_t)floor(-scale * log(u));
+
+	return (lcg(seed) & 1) ? m : -m;
+}
+
+/*
+ * Noise that clusters around a level with a rare outlier, as a measured
+ * rate does: Rice-coded near its entropy, where packing would pay the
+ * outlier's width on every point; and jittered times the same way.
+ */
+static void
+codes_near_entropy(void **state)
+{
+	struct series_point p[600];
+	unsigned seed = 11;
+	size_t len;
+
+	(void)state;
+	for (int i = 0; i < 600; i++)
+		p[i] = (struct series_point){1764000000.0 + i, (double)(4000 + laplace(&seed, 3.0)) / 1000.0};
+	p[250].v = 12.5;                                /* one outlier: 14 bits to pack every point */
+	len = round_trip(p, 600);
+	/* The draw's entropy is 3.75 bits: Rice's code is within a bit of it (packing would take 14). */
+	assert_true(len <= 30 + 600 * 4.75 / 8);
+	refuses_truncations(p, 600);
+	for (int i = 0; i < 600; i++)                   /* a millisecond jitter on each tick */
+		p[i].t = 1764000000.0 + i + (double)laplace(&seed, 1.5) / 1000.0;
+	len = round_trip(p, 600);
+	assert_true(len <= 30 + 600 * (4.75 + 3.5) / 8);   /* the times' jitter: 2.9 bits of entropy */
+	refuses_truncations(p, 600);
+}
+
+/* A count that steps a few times a block: runs of unchanged values, a fraction of a bit a point. */
+static void
+codes_runs(void **state)
+{
+	struct series_point p[600];
+	unsigned seed = 5;
+	size_t len;
+	double busy = 6;
+
+	(void)state;
+	for (int i = 0; i < 600; i++) {
+		if (i % 97 == 40)
+			busy = (double)(4 + lcg(&seed) % 5);
+		p[i] = (struct series_point){1764000000.0 + i, busy};
+	}
+	len = round_trip(p, 600);
+	assert_true(len <= 40);                         /* 600 bits as delta-of-delta */
+	refuses_truncations(p, 600);
+	for (int i = 0; i < 600; i++)                   /* RSS in pages that grows now and then */
+		p[i].v = 4096.0 * (500000 + (i / 50) * (double)(lcg(&seed) % 256));
+	round_trip(p, 600);
+}
+
+/* Every shape at every length to 130, and random bits: each comes back exact. */
+static void
+round_trips_shapes(void **state)
+{
+	static struct series_point p[130];
+	unsigned seed = 9;
+
+	(void)state;
+	for (size_t n = 1; n <= 130; n++)
+		for (int shape = 0; shape < 6; shape++) {
+			for (size_t i = 0; i < n; i++) {
+				double t = 1764000000.0 + (double)i * 0.5 + (shape % 2 ? (double)(lcg(&seed) % 7) / 1000.0 : 0);
+				double v = shape == 0   ? (double)laplace(&seed, 40.0)
+					   : shape == 1 ? (double)(lcg(&seed) % 3 == 0 ? 0 : laplace(&seed, 1e6))
+					   : shape == 2 ? (double)i * 7.0 + (double)(lcg(&seed) % 2)
+					   : shape == 3 ? (i % 17 ? 5.0 : -9.0e15)
+					   : shape == 4 ? (double)laplace(&seed, 2.0) / 100.0
+							: of_bits((uint64_t)lcg(&seed) << 40 ^ (uint64_t)lcg(&seed));
+				p[i] = (struct series_point){t, v};
+			}
+			round_trip(p, n);
+		}
+}
+
+/* Blocks the first version wrote (by dlprofd before the Rice sections): read back exactly. */
+static const unsigned char v1_packed[] = {
+	0x13, 0x28, 0x00, 0x00, 0x01, 0x9a, 0xb6, 0x97, 0xe8, 0x00, 0xe7, 0xd0,
+	0x00, 0x00, 0x00, 0x00, 0x01, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,
+	0x6c, 0x52, 0xaa, 0x20, 0x15, 0x2a, 0x88, 0x05, 0x4a, 0xa2, 0x01, 0x52,
+	0xa8, 0x80};
+static const unsigned char v1_dod[] = {
+	0x19, 0x28, 0x80, 0x00, 0x00, 0xcd, 0x5b, 0x4b, 0xf4, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x7c, 0x82, 0x92, 0x49, 0x24, 0x92, 0x49,
+	0x24, 0x92, 0x49, 0x24, 0x91, 0x07, 0x37, 0x35, 0x94, 0x00, 0x00, 0x00,
+	0x03, 0x70, 0x0e, 0xc0, 0x9d, 0x8b, 0x27, 0x58, 0x6f, 0x31, 0x58, 0x6c,
+	0xc6, 0x23, 0xa6, 0x4f, 0xdb, 0x06, 0xb0, 0x33, 0x0d, 0x30, 0x4b, 0x1f,
+	0xb0, 0x43, 0x0c, 0x30, 0x7b, 0x3c, 0xb0, 0x53, 0x0b, 0x31, 0xeb, 0x05,
+	0xb0, 0xa3, 0xa4, 0x57, 0xf1, 0x82, 0x6c, 0x35, 0x60, 0x73, 0x04, 0x98,
+	0xe2, 0xc1, 0x76, 0x18, 0x30, 0x41, 0x9e, 0xec, 0x11, 0x61, 0x93, 0x1b,
+	0x98, 0x2a, 0xc3, 0x34};
+static const unsigned char v1_xor[] = {
+	0x10, 0x28, 0x41, 0xda, 0x49, 0x20, 0x40, 0x00, 0x00, 0x00, 0xeb, 0x52,
+	0xaa, 0xaa, 0xbd, 0x4a, 0x7f, 0xff, 0xff, 0xa5, 0x6d, 0x55, 0x55, 0x71,
+	0x55, 0x55, 0x59, 0xff, 0xff, 0xf7, 0x42, 0xfd, 0x55, 0x55, 0x70, 0xaa,
+	0xaa, 0xac, 0x7f, 0xff, 0xfd, 0x35, 0x55, 0x55, 0xc2, 0xaa, 0xaa, 0xb1,
+	0xff, 0xff, 0xf7, 0x3b, 0x1e, 0xaa, 0xaa, 0xb8, 0x2a, 0xaa, 0xab, 0x0f,
+	0xff, 0xff, 0xa3, 0x55, 0x55, 0x5c, 0x15, 0x55, 0x55, 0x87, 0xff, 0xff,
+	0xd3, 0xaa, 0xaa, 0xae, 0x0a, 0xaa, 0xaa, 0xc3, 0xff, 0xff, 0xe8, 0xd5,
+	0x55, 0x57, 0x05, 0x55, 0x55, 0x61, 0xff, 0xff, 0xf7, 0x33, 0x3f, 0x55,
+	0x55, 0x5c, 0x0a, 0xaa, 0xaa, 0xc1, 0xff, 0xff, 0xf4, 0x35, 0x55, 0x55,
+	0xc0, 0xaa, 0xaa, 0xac, 0x1f, 0xff, 0xff, 0x47, 0x55, 0x55, 0x5c, 0x0a,
+	0xaa, 0xaa, 0xc1, 0xff, 0xff, 0xf4, 0x35, 0x55, 0x55, 0xc0, 0xaa, 0xaa,
+	0xac, 0x1f, 0xff, 0xff, 0x4f, 0x55, 0x55, 0x5c, 0x0a, 0xaa, 0xaa, 0xc1,
+	0xff, 0xff, 0xf4, 0x35, 0x55, 0x55, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x61, 0x79, 0xff, 0x57, 0x6a, 0xa4, 0x78, 0x48, 0x67, 0x78,
+	0x00, 0x7f, 0x5a, 0x26, 0x5d, 0x8b, 0x8a, 0x99, 0x5a, 0xde, 0x11, 0x9d,
+	0x0e, 0xce, 0xc2, 0x3b, 0x81, 0xfc, 0x01, 0x51, 0x3c, 0x0d, 0x83, 0x56,
+	0x5f, 0xac, 0x00, 0x0d, 0x30, 0x70, 0x50, 0x79, 0x0f, 0x3b, 0x00, 0x1f,
+	0xa7, 0x38, 0x3f, 0xa8, 0x1d, 0xf9, 0xd0, 0x06, 0x9c, 0xff, 0x29, 0x1b,
+	0xb5, 0x19, 0x10, 0x00, 0x55, 0x76, 0xd3, 0x12, 0x2e, 0x2b, 0x9c, 0x00,
+	0x6b, 0x91, 0xe9, 0x2c, 0x49, 0xc1, 0xd5, 0x40, 0x1d, 0x84, 0x5c, 0x61,
+	0xff, 0xb0, 0x61, 0xc0, 0x01, 0xd2, 0xee, 0xb0, 0x7b, 0xbb, 0x97, 0x30,
+	0x00, 0x76, 0xa3, 0x8c, 0x0f, 0xcf, 0xb2, 0x75, 0x00, 0x77, 0x9f, 0x3d,
+	0x7e, 0xad, 0x41, 0x47, 0x00, 0x1a, 0xab, 0x85, 0x3d, 0x7e, 0xcd, 0xa1,
+	0xc0, 0x01, 0x6f, 0x84, 0xc8, 0x76, 0x53, 0x95, 0xb4, 0x01, 0xb5, 0x11,
+	0x53, 0xcc, 0x8f, 0x10, 0x84, 0x00, 0x79, 0x5d, 0x8d, 0x48, 0x3b, 0x51,
+	0xa7, 0x00, 0x03, 0x65, 0xe9, 0x62, 0x28, 0xcb, 0x06, 0xd0, 0x05, 0x64,
+	0xe7, 0x68, 0x1c, 0xd3, 0x5d, 0x30, 0x01, 0x70, 0xcf, 0xae, 0xed, 0x45,
+	0xc1, 0x7c, 0x00, 0x0f, 0xe6, 0x75, 0xfd, 0xdb, 0xd6, 0x1b, 0x40, 0x34,
+	0x72, 0xa0, 0x4a, 0x6f, 0x37, 0x0c, 0xc0, 0x0d, 0x26, 0x93, 0xc9, 0xe9,
+	0x58, 0x9e, 0xd0, 0x00, 0x3f, 0x72, 0x1d, 0x49, 0xeb, 0x48, 0x6c, 0x00,
+	0x58, 0x15, 0x33, 0x14, 0x0f, 0x29, 0x25, 0x40, 0x14, 0x4b, 0x03, 0x04,
+	0xee, 0xd2, 0x8f, 0x40, 0x00, 0xdf, 0x88, 0x29, 0x44, 0xd3, 0xf6, 0x70,
+	0x01, 0xfe, 0x61, 0x24, 0x5d, 0x05, 0x77, 0x35, 0x00, 0x68, 0xd5, 0xf0,
+	0x37, 0xc7, 0xba, 0x63, 0x00, 0x05, 0x50, 0xc4, 0xaf, 0xdd, 0x2c, 0xed,
+	0x40, 0x06, 0xc8, 0xc6, 0x99, 0x2b, 0x8d, 0x97, 0x94, 0x01, 0xc3, 0xf4,
+	0x49, 0x38, 0x14, 0xcf, 0x3c, 0x00, 0x1c, 0xb4, 0x1d, 0x72, 0x06, 0x0e,
+	0xbd, 0x00, 0x07, 0x88, 0xbc, 0xfc, 0x3c, 0x8f, 0xcc, 0xd0, 0x07, 0x71,
+	0x2c, 0xd3, 0x16, 0x96, 0xc9, 0x30, 0x01, 0xa6, 0xdf, 0xfa, 0x48, 0x01,
+	0x51, 0x64, 0x00, 0x16, 0x56, 0xf4, 0x92, 0x06, 0x11, 0x97, 0x40, 0x1b,
+	0x30, 0x37, 0x51, 0x64, 0x39, 0xc9, 0x40, 0x07, 0x84, 0x1b, 0x50, 0xc8,
+	0x73, 0x8e, 0xe0};
+
+static void
+reads_version_1(void **state)
+{
+	struct series_point *q;
+	size_t m;
+
+	(void)state;
+	assert_int_equal(series_decode(v1_packed, sizeof(v1_packed), &q, &m), 0);
+	assert_int_equal(m, 40);
+	for (int i = 0; i < 40; i++) {
+		assert_true(q[i].t == 1764000000.0 + i);
+		assert_true(q[i].v == (double)(3800 + (i * 37) % 41) / 1000.0);
+	}
+	free(q);
+	assert_int_equal(series_decode(v1_dod, sizeof(v1_dod), &q, &m), 0);
+	assert_int_equal(m, 40);
+	for (int i = 0; i < 40; i++) {
+		assert_true(q[i].t == 1764000000.0 + i * 0.25 + (i % 3 ? 0.001 : 0));
+		assert_true(q[i].v == 1e9 + 4096.0 * i * i);
+	}
+	free(q);
+	assert_int_equal(series_decode(v1_xor, sizeof(v1_xor), &q, &m), 0);
+	assert_int_equal(m, 40);
+	for (int i = 0; i < 40; i++) {
+		assert_true(q[i].t == 1764000000.0 + i / 3.0);
+		assert_true(bits_of(q[i].v) == bits_of(sin(i)));
+	}
+	free(q);
+}
+
+/* A version 2 block of one point at 1764000000 s with hand-made values; its length in bytes. */
+static size_t
+v2_block(unsigned char *buf, size_t cap, unsigned count, unsigned method, unsigned order, uint64_t run)
+{
+	size_t bit = 0;
+
+	memset(buf, 0, cap);
+	put(buf, &bit, 0x23, 8);                /* version 2, ms times, integer values */
+	put(buf, &bit, count, 8);
+	put(buf, &bit, 1, 2);                   /* times packed */
+	put(buf, &bit, 0, 1);                   /* as themselves */
+	put(buf, &bit, 1764000000000ull, 64);   /* the least */
+	put(buf, &bit, 0, 7);                   /* width 0: all alike */
+	put(buf, &bit, 0, 3);                   /* whole numbers */
+	put(buf, &bit, method, 2);
+	put(buf, &bit, order, 2);               /* Rice: the order */
+	put(buf, &bit, 1, 1);                   /* zeros as runs */
+	put(buf, &bit, 7, 64);                  /* the level */
+	put(buf, &bit, 0, 6);                   /* values' k */
+	put(buf, &bit, 0, 6);                   /* runs' k */
+	for (uint64_t i = 0; i < run; i++)      /* the run in unary (k = 0) */
+		put(buf, &bit, 1, 1);
+	put(buf, &bit, 0, 1);
+	return (bit + 7) / 8;
+}
+
+/* Hand-made version 2 blocks: a good one reads; an unknown method, a run past the count, or a version 1 flag do not. */
+static void
+refuses_bad_rice(void **state)
+{
+	unsigned char buf[64];
+	struct series_point *q;
+	size_t len, m;
+
+	(void)state;
+	len = v2_block(buf, sizeof(buf), 3, 2, 0, 3);   /* three residuals of zero: the level thrice */
+	assert_int_equal(series_decode(buf, len, &q, &m), 0);
+	assert_int_equal(m, 3);
+	assert_true(q[0].v == 7.0 && q[2].v == 7.0 && q[2].t == 1764000000.0);
+	free(q);
+	len = v2_block(buf, sizeof(buf), 3, 3, 0, 3);   /* method 3 */
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+	len = v2_block(buf, sizeof(buf), 3, 2, 0, 4);   /* a run of four in three */
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+	buf[0] = 0x2b;                                  /* version 1's packed-times flag in a version 2 block */
+	assert_int_equal(series_decode(buf, len, &q, &m), -1);
+}
+
 int
 main(void)
 {
@@ -333,6 +562,11 @@ main(void)
 		cmocka_unit_test(refuses_damage),
 		cmocka_unit_test(packs_noise),
 		cmocka_unit_test(refuses_bad_packing),
+		cmocka_unit_test(codes_near_entropy),
+		cmocka_unit_test(codes_runs),
+		cmocka_unit_test(round_trips_shapes),
+		cmocka_unit_test(reads_version_1),
+		cmocka_unit_test(refuses_bad_rice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
