@@ -84,10 +84,19 @@ void collector_put(struct collector_out *out, int64_t job_id, double value, cons
  * at most a quarter of quantum, so the count it came from is still exact;
  * what it drops is the interval's noise, which made every rate a
  * full-precision double the store could not compress.  The value as it is
- * when quantum is finer than 10^-6 x 2 (nanosecond clocks), or either is
- * not finite.
+ * when quantum is finer than 10^-6 x 2, or either is not finite.
  */
 double collector_resolved(double value, double quantum);
+/*
+ * The quantum, in seconds, of a nanosecond clock's count (schedstat, perf
+ * task-clock) over an interval: the tick's clock is read once, before the
+ * collectors read their counters one job after another, so where in the
+ * interval a count was taken is known to some microseconds at best (tens
+ * on a node of many jobs).  The nanoseconds below that are the interval's
+ * noise, and cost the store a full double a point (bench/RESULTS.md,
+ * history).
+ */
+#define COLLECTOR_CLOCK_QUANTUM_S 1e-5
 void collector_out_reset(struct collector_out *out, double t, double mono);
 void collector_out_free(struct collector_out *out);
 /* The value named name for job (0: the node) among v[0..n), or NAN when there is none. */

@@ -265,12 +265,13 @@ perf_put(const struct perf_ctx *c, int64_t id, const struct perf_tally *tl, doub
 	/*
 	 * Events are counted one by one (scaled up when multiplexed, which only
 	 * coarsens them): a rate is a multiple of 1 / elapsed (collector_resolved).
-	 * Task-clock counts nanoseconds, finer than the store's decimals.
+	 * Task-clock counts nanoseconds, finer than the interval is known.
 	 */
 	double count_q = 1 / elapsed;
 
 	if (tl->have[EV_TASK_CLOCK])
-		collector_put(out, id, tl->delta[EV_TASK_CLOCK] / 1e9 / elapsed, "perf.task_clock_cores");
+		collector_put(out, id, collector_resolved(tl->delta[EV_TASK_CLOCK] / 1e9 / elapsed,
+							  COLLECTOR_CLOCK_QUANTUM_S / elapsed), "perf.task_clock_cores");
 	if (tl->have[EV_CS])
 		collector_put(out, id, collector_resolved(tl->delta[EV_CS] / elapsed, count_q), "perf.context_switches_per_s");
 	if (tl->have[EV_MIGRATIONS])

@@ -66,7 +66,7 @@ struct proc_job {
 	double last_unix;
 	double detail_mono;            /* previous detail read; 0: none */
 	double detail_unix;
-	double cpu_seconds;            /* accumulated, so the counter never goes back */
+	unsigned long long cpu_jiffies; /* accumulated, so the counter never goes back; whole, so it stays exact */
 	struct proc_proc *procs;       /* ascending pid */
 	size_t nprocs;
 	size_t open_threads;           /* task descriptors held */
@@ -92,6 +92,7 @@ struct proc_ctx {
 /* What one tick adds up over a job's processes. */
 struct proc_tally {
 	double user_s, system_s;
+	unsigned long long jiffies;    /* user and system, in clock ticks */
 	unsigned long long dminflt, dmajflt;
 	long threads, processes;
 	long long rss_pages;
@@ -312,6 +313,7 @@ proc_read_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, struc
 	} else if (st.utime >= p->utime && st.stime >= p->stime) {
 		t->user_s += (double)(st.utime - p->utime) / (double)c->hz;
 		t->system_s += (double)(st.stime - p->stime) / (double)c->hz;
+		t->jiffies += (st.utime - p->utime) + (st.stime - p->stime);
 		if (st.minflt >= p->minflt && st.majflt >= p->majflt) {
 			t->dminflt += st.minflt - p->minflt;
 			t->dmajflt += st.majflt - p->majflt;
@@ -562,12 +564,15 @@ proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 		collector_put(out, job->id, (double)d.busy_threads, "cpu.busy_threads");
 		/* A thread's CPU time counts nanoseconds with schedstat, else jiffies (proc_read_task). */
 		collector_put(out, job->id,
-			      collector_resolved(d.max_thread_cores, (c->schedstat ? 1e-9 : 1.0 / (double)c->hz) / elapsed),
+			      collector_resolved(d.max_thread_cores,
+						 (c->schedstat ? COLLECTOR_CLOCK_QUANTUM_S : 1.0 / (double)c->hz) / elapsed),
 			      "cpu.thread_max_cores");
 		if (d.have_sched) {
 			collector_put(out, job->id, collector_resolved((double)d.dslices / elapsed, 1 / elapsed),
 				      "sched.switches_per_s");
-			collector_put(out, job->id, (double)d.dwait_ns / 1e9 / elapsed, "sched.wait_cores");
+			collector_put(out, job->id,
+				      collector_resolved((double)d.dwait_ns / 1e9 / elapsed, COLLECTOR_CLOCK_QUANTUM_S / elapsed),
+				      "sched.wait_cores");
 		}
 	}
 	proc_put_limits(c, j, job, out);
@@ -593,9 +598,9 @@ proc_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	for (i = 0; i < j->nprocs; i++)
 		j->procs[i].live = proc_read_pid(c, j, &j->procs[i], &t) == 0;
 	if (elapsed > 0)
-		j->cpu_seconds += t.user_s + t.system_s;
+		j->cpu_jiffies += t.jiffies;
 	if (t.processes > 0) {
-		proc_put_job(job, &t, elapsed, j->cpu_seconds, c->page, 1.0 / (double)c->hz, out);
+		proc_put_job(job, &t, elapsed, (double)j->cpu_jiffies / (double)c->hz, c->page, 1.0 / (double)c->hz, out);
 		if (out->detail)
 			proc_detail_job(c, j, job, out);
 	}

@@ -126,6 +126,48 @@ half_interval_doubles_the_rate(void **state)
 	assert_float_equal(collector_value_of(&f->out, 7, "cpu.cores"), 1.28, 1e-9);
 }
 
+/* Writes the busy process's stat with utime and stime set, in place (the collector keeps it open). */
+static void
+write_busy_stat(const struct fx *f, unsigned long long utime, unsigned long long stime)
+{
+	char path[400];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", f->link, BUSY_PID);
+	assert_non_null(fp = fopen(path, "w"));
+	fprintf(fp, "%d (busy) S 19866 19866 5967 0 -1 4194304 130 0 0 0 %llu %llu 0 0 20 0 4 0 78382 27713536 273 "
+		"18446744073709551615 94091718856704 94091718857201 140721620408512 0 0 0 0 6 0 0 0 0 17 1 0 0 0 0 0 "
+		"94091718868432 94091718869032 94091956342784 140721620413022 140721620413046 140721620413046 "
+		"140721620414435 0\n", BUSY_PID, utime, stime);
+	fclose(fp);
+}
+
+/*
+ * cpu.seconds over many ticks is the clock ticks counted over USER_HZ,
+ * exactly: a sum of doubles drifted (4.470000000000001 after 447 ticks),
+ * which the store could only keep as a full double a point.
+ */
+static void
+cpu_seconds_stay_exact(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "";
+	unsigned long long ticks = 0;
+
+	collector_proc.job_gone(f->ctx, 7);
+	point_at(f, "proc-t0");
+	write_busy_stat(f, 96, 0);
+	collector_out_reset(&f->out, 3000.0, 30.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	for (int k = 1; k <= 200; k++) {
+		ticks += (unsigned long long)(k % 7) * 3 + 1;
+		write_busy_stat(f, 96 + ticks - ticks / 3, ticks / 3);
+		collector_out_reset(&f->out, 3000.0 + k, 30.0 + k);
+		assert_int_equal(collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why)), COLLECTOR_OK);
+		assert_true(collector_value_of(&f->out, 7, "cpu.seconds") == (double)ticks / 100.0);
+	}
+}
+
 /* Between detail ticks only the whole-process figures come; the thread figures span both intervals. */
 static void
 thread_figures_only_on_detail_ticks(void **state)
@@ -249,9 +291,10 @@ schedstat_waits_and_switches(void **state)
 	assert_float_equal(collector_value_of(&f->out, 9, "cpu.system_cores"), 1.00, 1e-9);
 	/* schedstat CPU ns: +378211101, +367244539, +371369012: all three busy. */
 	assert_true(collector_value_of(&f->out, 9, "cpu.busy_threads") == 3);
-	assert_float_equal(collector_value_of(&f->out, 9, "cpu.thread_max_cores"), 0.378211101, 1e-12);
+	/* Nanoseconds over the interval, kept to the microseconds a second the interval is known to. */
+	assert_true(collector_value_of(&f->out, 9, "cpu.thread_max_cores") == 0.378211);
 	/* Waits +58537156 + 91819187 + 80335878 ns; slices +253 + 309 + 266. */
-	assert_float_equal(collector_value_of(&f->out, 9, "sched.wait_cores"), 0.230692221, 1e-12);
+	assert_true(collector_value_of(&f->out, 9, "sched.wait_cores") == 0.230692);
 	assert_float_equal(collector_value_of(&f->out, 9, "sched.switches_per_s"), 828, 1e-9);
 	collector_proc.fini(ctx);
 }
@@ -307,6 +350,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(job_rates_match_the_snapshots),
 		cmocka_unit_test(half_interval_doubles_the_rate),
+		cmocka_unit_test(cpu_seconds_stay_exact),
 		cmocka_unit_test(thread_figures_only_on_detail_ticks),
 		cmocka_unit_test(schedstat_waits_and_switches),
 		cmocka_unit_test(cpu_limits_read_once_a_minute),
