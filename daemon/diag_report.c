@@ -24,13 +24,13 @@
 #include "cluster_ranks.h"
 #include "energy_report.h"
 #include "log.h"
-#include "sample_window.h"
 #include "sampler.h"
 #include "store.h"
 #include "store_series.h"
 #include "tuner.h"
 
 #define DIAG_MAX_WINDOWS 600
+#define REPEAT_GAP_S 60.0          /* the longest gap a gauge is carried over (carry) */
 #define DIAG_MAX_VERDICTS 32
 #define DIAG_CACHE_MAX 1024
 
@@ -149,7 +149,8 @@ on_bucket(const struct store_bucket *b, void *arg)
 
 /*
  * A gauge missing from a bucket keeps the latest value stored before it
- * while the sampler may still be repeating it (a repeat is stored once a
+ * for up to REPEAT_GAP_S (a per-thread figure comes every store_interval;
+ * databases written before every tick was stored hold a repeat once a
  * minute): the value at the end of the last bucket that held it, not that
  * bucket's mean (a resident size that rose within it, then held).  latest
  * (stride lstride) gives it per bucket; NULL: the bucket's own value.
@@ -167,7 +168,7 @@ carry(double *v, size_t stride, const double *latest, size_t lstride, size_t n, 
 			last = i;
 			seen = true;
 			keep = latest && isfinite(latest[i * lstride]) ? latest[i * lstride] : *x;
-		} else if (seen && (double)(i - last) * width <= SAMPLE_WINDOW_REPEAT_S + width) {
+		} else if (seen && (double)(i - last) * width <= REPEAT_GAP_S + width) {
 			*x = keep;
 		}
 	}

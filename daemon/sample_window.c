@@ -135,12 +135,7 @@ sample_window_rows(struct sample_window *w, double t, struct sample *rows)
 		if (s->n == 0)
 			continue;
 		v = s->counter ? s->newest.value : s->sum / s->n;
-		if (s->stored && v == s->stored_value && t - s->stored_t < SAMPLE_WINDOW_REPEAT_S)
-			continue;
 		rows[nrows++] = (struct sample){s->newest.job_id, t, s->newest.name, v, NULL};
-		s->stored = 1;
-		s->stored_value = v;
-		s->stored_t = t;
 	}
 	return nrows;
 }

@@ -27,8 +27,6 @@ struct sample_series {
 	double sum;                    /* of this window's values */
 	unsigned n;                    /* values in this window; 0: not seen since the last close */
 	int counter;                   /* stored as its last value, not the mean */
-	int stored;                    /* stored_value and stored_t hold the last row stored */
-	double stored_value, stored_t;
 };
 
 struct sample_window {
@@ -42,14 +40,10 @@ void sample_window_init(struct sample_window *w);
 void sample_window_free(struct sample_window *w);
 /* Adds one tick's values.  -1 when out of memory: the values not added are lost. */
 int sample_window_add(struct sample_window *w, const struct collector_value *v, size_t n);
-/* A value repeated exactly is stored again after this many seconds. */
-#define SAMPLE_WINDOW_REPEAT_S 60.0
-
 /*
  * The window's rows to store, stamped with unix time t: one per series seen
- * in it whose value changed (or repeated for SAMPLE_WINDOW_REPEAT_S), into
- * rows (room for w->n).  Returns how many, and remembers them as stored.
- * Row names point into the window: valid until the next add or next.
+ * in it, into rows (room for w->n).  Returns how many.  Row names point
+ * into the window: valid until the next add or next.
  */
 size_t sample_window_rows(struct sample_window *w, double t, struct sample *rows);
 /*
