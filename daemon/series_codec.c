@@ -668,39 +668,105 @@ put_writer(struct bit_writer *w, const struct bit_writer *src)
 		put_bits(w, (uint64_t)src->buf[i / 8] >> (8 - (src->bits - i)), (unsigned)(src->bits - i));
 }
 
-/*
- * An integer section (millisecond times, integer values): its method in 2
- * bits, then delta-of-delta, packed, or one of the Rice sections, whichever
- * is smallest.  k is kept; scratch holds 2n numbers.
- */
+/* The smallest of the methods for k[0..n-1] into *best: its method in 2 bits, then its payload. */
 static void
-put_int_section(struct bit_writer *w, const uint64_t *k, size_t n, uint64_t *scratch)
+put_int_methods(struct bit_writer *best, const uint64_t *k, size_t n, uint64_t *scratch)
 {
-	struct bit_writer best, other;
+	struct bit_writer other;
 	uint64_t *copy = scratch, *u = scratch + n;
 
-	memset(&best, 0, sizeof(best));
-	put_bits(&best, INT_DOD, 2);
-	put_ints(&best, k, n);
+	memset(best, 0, sizeof(*best));
+	put_bits(best, INT_DOD, 2);
+	put_ints(best, k, n);
 	memset(&other, 0, sizeof(other));
 	put_bits(&other, INT_PACKED, 2);
 	memcpy(copy, k, n * sizeof(*k));
 	put_packed_values(&other, copy, n);
-	keep_smaller(&best, &other);
+	keep_smaller(best, &other);
 	for (int order = RICE_LEVEL; order <= RICE_DOD; order++)
 		for (int runs = 0; runs <= 1; runs++) {
 			memset(&other, 0, sizeof(other));
 			put_bits(&other, INT_RICE, 2);
 			put_rice_section(&other, k, n, (enum rice_order)order, runs, u);
-			keep_smaller(&best, &other);
+			keep_smaller(best, &other);
 		}
-	put_writer(w, &best);
-	free(best.buf);
+}
+
+static uint64_t
+gcd64(uint64_t a, uint64_t b)
+{
+	while (b != 0) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The common step of k[0..n-1] (integers of at most 2^53 in magnitude, as
+ * as_ints gives): the greatest common divisor of their differences from
+ * the first, 0 when they are all alike.
+ */
+static uint64_t
+common_step(const uint64_t *k, size_t n)
+{
+	uint64_t g = 0;
+
+	for (size_t i = 1; i < n && g != 1; i++) {
+		int64_t d = (int64_t)(k[i] - k[0]);
+		g = gcd64(g, (uint64_t)(d < 0 ? -d : d));
+	}
+	return g;
+}
+
+/*
+ * An integer section (millisecond times, integer values): a bit saying
+ * whether the numbers are r + g x q on a common step g (bytes counted in
+ * pages or KiB, seconds as milliseconds), then g and r in 64 bits each and
+ * the methods for q, else the methods for the numbers: whichever is
+ * smaller.  The step spares each residual the step's low zero bits.  k is
+ * kept; scratch holds 3n numbers.
+ */
+static void
+put_int_section(struct bit_writer *w, const uint64_t *k, size_t n, uint64_t *scratch)
+{
+	struct bit_writer plain, scaled;
+	uint64_t g = common_step(k, n), *q = scratch + 2 * n;
+
+	put_int_methods(&plain, k, n, scratch);
+	if (g > 1) {
+		int64_t first = (int64_t)k[0], rem = first % (int64_t)g;
+		uint64_t r = (uint64_t)(rem < 0 ? rem + (int64_t)g : rem);
+
+		for (size_t i = 0; i < n; i++)
+			q[i] = (uint64_t)(((int64_t)k[i] - (int64_t)r) / (int64_t)g);
+		put_int_methods(&scaled, q, n, scratch);
+		if (!scaled.failed && !plain.failed && scaled.bits + 128 < plain.bits) {
+			put_bits(w, 1, 1);
+			put_bits(w, g, 64);
+			put_bits(w, r, 64);
+			put_writer(w, &scaled);
+			free(scaled.buf);
+			free(plain.buf);
+			return;
+		}
+		free(scaled.buf);
+	}
+	put_bits(w, 0, 1);
+	put_writer(w, &plain);
+	free(plain.buf);
 }
 
 static void
 get_int_section(struct bit_reader *r, uint64_t *k, size_t n)
 {
+	uint64_t g = 1, rem = 0;
+
+	if (get_bits(r, 1) == 1) {
+		g = get_bits(r, 64);
+		rem = get_bits(r, 64);
+	}
 	switch (get_bits(r, 2)) {
 	case INT_DOD:
 		get_ints(r, k, n);
@@ -713,7 +779,11 @@ get_int_section(struct bit_reader *r, uint64_t *k, size_t n)
 		break;
 	default:
 		r->failed = 1;
+		return;
 	}
+	/* Wrapping arithmetic: a hostile step decodes to garbage, never to undefined behaviour. */
+	for (size_t i = 0; i < n && (g != 1 || rem != 0); i++)
+		k[i] = rem + g * k[i];
 }
 
 /*
@@ -730,7 +800,7 @@ series_encode(const struct series_point *p, size_t n, unsigned char **out, size_
 	uint64_t *k, *scratch;
 	int d;
 
-	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(3 * n * sizeof(*k))) == NULL)
+	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(4 * n * sizeof(*k))) == NULL)
 		return -1;
 	scratch = k + n;
 	memset(&times, 0, sizeof(times));
