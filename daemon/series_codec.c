@@ -2,7 +2,11 @@
  * The block codec (see series_codec.h).  A block is one header byte (the
  * format's version in the high nibble, the variant flags in the low), the
  * point count as a LEB128 varint, then one bit stream: all the times, then
- * all the values, padded with zero bits to a whole byte.
+ * all the values, padded with zero bits to a whole byte.  In version 2 an
+ * integer section is a bit for a common step (then the step and the
+ * remainder in 64 bits each), its method in 2 bits and the method's
+ * payload (below); version 1 said the method in the header's flags and
+ * had no step or Rice method.
  *
  * Integers (millisecond times, integer values) go as delta-of-delta, each
  * in a prefix code: '0' for 0, then '10', '110', '1110', '11110' and

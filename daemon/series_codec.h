@@ -1,17 +1,18 @@
 /*
  * The compressed form of a run of one series' points, as the store keeps
- * it (one block per series and ten minutes, store_blocks.c).  The scheme is the
- * Gorilla paper's (Pelkonen et al., VLDB 2015): times as delta-of-delta,
- * values as the XOR with the previous value, each in as few bits as the
- * change needs, so a regular tick costs one bit of time and a repeated
- * value one bit of value.  Variants are picked per block when they are
- * exact: times that are whole milliseconds are coded as integers (others as
- * XORed doubles; a regular tick's packed, at no bits a point), and values that are all integers over one power of ten
- * up to 10^6 (counts, counters, loads to two decimals, rates kept at their
- * resolution by the collectors) as those integers, which is smaller than
- * their XOR: as their delta-of-delta (steps, trends), or packed in the
- * width their spread needs (noise around a level), whichever is smaller.
- * Decoding gives back every double bit for bit (NaN payloads, -0, inf).
+ * it (one block per series and ten minutes, store_blocks.c).  Times and
+ * values are two sections, each coded the smallest of several exact ways:
+ * times that are whole milliseconds and values that are all integers over
+ * one power of ten up to 10^6 (counts, counters, loads to two decimals,
+ * rates kept at their resolution by the collectors) as those integers,
+ * optionally on their common step (bytes in pages), by delta-of-delta
+ * (the Gorilla paper's, Pelkonen et al., VLDB 2015: steps, trends),
+ * packed in the width of their spread (a regular tick and a constant cost
+ * no bits a point), or by adaptive Rice codes of the residuals from a
+ * level, a grid, the previous value or delta (noise that clusters, with
+ * outliers), zeros optionally as runs; other doubles as Gorilla's XOR with
+ * the previous value.  Decoding gives back every double bit for bit (NaN
+ * payloads, -0, inf); blocks of the first version are still read.
  * Pure functions: no state, no logging, any thread.
  */
 #ifndef DLPROF_SERIES_CODEC_H
