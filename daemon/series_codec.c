@@ -72,7 +72,7 @@ put_bits(struct bit_writer *w, uint64_t v, unsigned nbits)
 	unsigned char *nb;
 	size_t need = (w->bits + nbits + 7) / 8;
 
-	if (w->failed)
+	if (w->failed || nbits == 0)
 		return;
 	if (need > w->cap) {
 		size_t cap = w->cap * 2 > need ? w->cap * 2 : need + 16;
@@ -84,11 +84,16 @@ put_bits(struct bit_writer *w, uint64_t v, unsigned nbits)
 		w->buf = nb;
 		w->cap = cap;
 	}
+	if (nbits < 64)
+		v &= ((uint64_t)1 << nbits) - 1;
+	/* A byte's worth at a time: the encoder writes each block several ways. */
 	while (nbits > 0) {
-		nbits--;
-		if ((v >> nbits) & 1)
-			w->buf[w->bits / 8] |= (unsigned char)(0x80u >> (w->bits % 8));
-		w->bits++;
+		unsigned room = 8 - (unsigned)(w->bits % 8), take = nbits < room ? nbits : room;
+		unsigned chunk = (unsigned)(v >> (nbits - take)) & ((1u << take) - 1);
+
+		w->buf[w->bits / 8] |= (unsigned char)(chunk << (room - take));
+		w->bits += take;
+		nbits -= take;
 	}
 }
 
@@ -101,9 +106,13 @@ get_bits(struct bit_reader *r, unsigned nbits)
 		r->failed = 1;
 		return 0;
 	}
-	while (nbits-- > 0) {
-		v = v << 1 | ((r->buf[r->pos / 8] >> (7 - r->pos % 8)) & 1u);
-		r->pos++;
+	while (nbits > 0) {
+		unsigned room = 8 - (unsigned)(r->pos % 8), take = nbits < room ? nbits : room;
+		unsigned byte = r->buf[r->pos / 8];
+
+		v = v << take | ((byte >> (room - take)) & ((1u << take) - 1));
+		r->pos += take;
+		nbits -= take;
 	}
 	return v;
 }

@@ -13,7 +13,15 @@
  * Values are shaped like the collectors' (collectors/metrics.c): rates from
  * integer jiffies or counts over a jittered interval, kept at their
  * resolution as the collectors keep them (collector_resolved), byte counts
- * in pages, counts that step now and then, constants, counters.
+ * in pages, counts that step now and then, constants, counters; each drawn
+ * uniformly over its range, the noisiest a series of that shape can be.
+ * With --trace FILE (bench/history/record.py's recording of real PyTorch
+ * jobs, gzipped JSON lines) the values are the recorded ones instead: the
+ * node's series and each job's sampled series replayed in a loop, job
+ * slot j going through the recorded jobs from the j-th on, one after
+ * another, as one long job whose phases change.  --trace-kinds FILE prints
+ * the recorded series' own cost by name (ten-minute blocks of what was
+ * stored), the jobs' reported figures included.
  * Prints one JSON object.  A ratio bench: figures from one run compare
  * with each other, not with another machine's.
  */
@@ -142,6 +150,256 @@ kinds(void)
 	printf("}\n");
 }
 
+
+/*
+ * A recording (bench/history/record.py): per recorded job (0: the node)
+ * its sampled series as values at each of its ticks, NAN where it was not
+ * read (per-thread figures come every store_interval).  A recording is of
+ * a dlprofd that stores every sampled value.
+ */
+struct trace_series {
+	char name[65];
+	double *v;                  /* one per tick of its job; NAN before its first point */
+};
+
+struct trace_job {
+	int64_t id;
+	size_t nticks;
+	struct trace_series *s;
+	size_t ns;
+};
+
+struct trace {
+	struct trace_job *job;      /* job[0]: the node */
+	size_t njobs;
+};
+
+/* The sampler's series: a job's own reports (steps, phases, losses) come in its batches instead. */
+static int
+sampled_name(const char *name, const char *phase)
+{
+	static const char *const prefixes[] = {"cpu.", "mem.", "sched.", "gpu.", "io.", "net.", "disk.", "load.",
+					       "perf.", "papi.", "likwid.", "energy.", "rapl.", "proc."};
+
+	if (phase != NULL && *phase != '\0')
+		return 0;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static FILE *
+open_gz(const char *path)
+{
+	char cmd[1200];
+
+	snprintf(cmd, sizeof(cmd), "gzip -dc '%s'", path);
+	return popen(cmd, "r");
+}
+
+static struct trace_job *
+trace_job_of(struct trace *tr, int64_t id)
+{
+	for (size_t i = 0; i < tr->njobs; i++)
+		if (tr->job[i].id == id)
+			return &tr->job[i];
+	tr->job = realloc(tr->job, (tr->njobs + 1) * sizeof(*tr->job));
+	tr->job[tr->njobs] = (struct trace_job){.id = id};
+	return &tr->job[tr->njobs++];
+}
+
+/* Reads the recording's sampled series onto whole-second ticks from each job's first point; -1 when unreadable. */
+static int
+trace_load(const char *path, struct trace *tr)
+{
+	FILE *f = open_gz(path);
+	json_error_t err;
+	json_t *line;
+
+	memset(tr, 0, sizeof(*tr));
+	if (f == NULL)
+		return -1;
+	trace_job_of(tr, 0);
+	/* Two passes over the lines would need the file twice: keep the lines' points, then place them. */
+	struct raw { int64_t job; char name[65]; json_t *t, *v; } *raw = NULL;
+	size_t nraw = 0;
+	while ((line = json_loadf(f, JSON_DISABLE_EOF_CHECK, &err)) != NULL) {
+		const char *name = json_string_value(json_object_get(line, "name"));
+		const char *phase = json_string_value(json_object_get(line, "phase"));
+		json_t *t = json_object_get(line, "t");
+		if (name != NULL && sampled_name(name, phase) && json_array_size(t) > 0) {
+			raw = realloc(raw, (nraw + 1) * sizeof(*raw));
+			raw[nraw].job = json_integer_value(json_object_get(line, "job"));
+			snprintf(raw[nraw].name, sizeof(raw[nraw].name), "%s", name);
+			raw[nraw].t = json_incref(t);
+			raw[nraw].v = json_incref(json_object_get(line, "v"));
+			nraw++;
+		}
+		json_decref(line);
+	}
+	pclose(f);
+	/* Each job's first and last tick, over its series. */
+	double *first = calloc(nraw + 1, sizeof(double)), *last = calloc(nraw + 1, sizeof(double));
+	for (size_t i = 0; i < nraw; i++) {
+		struct trace_job *j = trace_job_of(tr, raw[i].job);
+		size_t ji = (size_t)(j - tr->job);
+		double t0 = json_number_value(json_array_get(raw[i].t, 0));
+		double t1 = json_number_value(json_array_get(raw[i].t, json_array_size(raw[i].t) - 1));
+		first = realloc(first, tr->njobs * sizeof(double));
+		last = realloc(last, tr->njobs * sizeof(double));
+		if (j->nticks == 0 || t0 < first[ji])
+			first[ji] = t0;
+		if (j->nticks == 0 || t1 > last[ji])
+			last[ji] = t1;
+		j->nticks = 1;
+	}
+	for (size_t ji = 0; ji < tr->njobs; ji++)
+		tr->job[ji].nticks = tr->job[ji].nticks ? (size_t)llround(last[ji] - first[ji]) + 1 : 0;
+	for (size_t i = 0; i < nraw; i++) {
+		struct trace_job *j = trace_job_of(tr, raw[i].job);
+		struct trace_series *s;
+		size_t n = json_array_size(raw[i].t);
+		double base = first[j - tr->job];
+
+		j->s = realloc(j->s, (j->ns + 1) * sizeof(*j->s));
+		s = &j->s[j->ns++];
+		snprintf(s->name, sizeof(s->name), "%s", raw[i].name);
+		s->v = malloc(j->nticks * sizeof(double));
+		for (size_t k = 0; k < j->nticks; k++)
+			s->v[k] = NAN;
+		for (size_t at = 0; at < n; at++) {
+			double k = round(json_number_value(json_array_get(raw[i].t, at)) - base);
+			if (k >= 0 && k < (double)j->nticks)
+				s->v[(size_t)k] = json_number_value(json_array_get(raw[i].v, at));
+		}
+		json_decref(raw[i].t);
+		json_decref(raw[i].v);
+	}
+	free(raw);
+	free(first);
+	free(last);
+	return tr->njobs > 1 && tr->job[0].nticks > 0 ? 0 : -1;
+}
+
+/*
+ * The sampled values of the node (slot 0) or job slot j (1..) at tick k
+ * of the bench, appended to vals as job id slot: slot j replays the
+ * recorded jobs from the j-th on, one after another, in a loop.
+ */
+static size_t
+trace_values(const struct trace *tr, int slot, long k, double t, struct collector_value *vals)
+{
+	const struct trace_job *j;
+	size_t n = 0, total = 0, at;
+
+	if (slot == 0) {
+		j = &tr->job[0];
+		at = (size_t)k % j->nticks;
+	} else {
+		for (size_t i = 1; i < tr->njobs; i++)
+			total += tr->job[i].nticks;
+		at = ((size_t)k + (size_t)slot * 7919) % total;   /* slots start at different points of the loop */
+		j = &tr->job[1];
+		for (size_t i = 1; at >= tr->job[i].nticks; i++) {
+			at -= tr->job[i].nticks;
+			j = &tr->job[i + 1];
+		}
+	}
+	for (size_t i = 0; i < j->ns; i++)
+		if (!isnan(j->s[i].v[at])) {
+			vals[n] = (struct collector_value){slot, t, j->s[i].v[at], ""};
+			memcpy(vals[n++].name, j->s[i].name, sizeof(vals[0].name));
+		}
+	return n;
+}
+
+/* Series of the recording at most: the node's and one job's, for the values' buffer. */
+static size_t
+trace_width(const struct trace *tr)
+{
+	size_t most = 0;
+
+	for (size_t i = 1; i < tr->njobs; i++)
+		if (tr->job[i].ns > most)
+			most = tr->job[i].ns;
+	return most;
+}
+
+/*
+ * --trace-kinds: each name's stored points (sampled or reported, every job
+ * and phase together) in ten-minute blocks as the store would code them,
+ * bytes per point by name, over all points.
+ */
+static int
+trace_kinds(const char *path)
+{
+	FILE *f = open_gz(path);
+	json_error_t err;
+	json_t *line, *by_name = json_object();
+	size_t all_points = 0, all_bytes = 0, sampled_points = 0, sampled_bytes = 0;
+
+	if (f == NULL)
+		return 1;
+	while ((line = json_loadf(f, JSON_DISABLE_EOF_CHECK, &err)) != NULL) {
+		const char *name = json_string_value(json_object_get(line, "name"));
+		const char *phase = json_string_value(json_object_get(line, "phase"));
+		json_t *t = json_object_get(line, "t"), *v = json_object_get(line, "v"), *acc;
+		size_t n = json_array_size(t), bytes = 0, start = 0;
+		char key[200];
+
+		while (start < n) {
+			struct series_point p[STORE_BLOCK_S + 1];
+			double t0 = floor(json_number_value(json_array_get(t, start)) / STORE_BLOCK_S) * STORE_BLOCK_S;
+			size_t m = 0;
+			unsigned char *buf;
+			size_t len;
+			while (start + m < n && m < STORE_BLOCK_S + 1 &&
+			       json_number_value(json_array_get(t, start + m)) < t0 + STORE_BLOCK_S) {
+				p[m] = (struct series_point){json_number_value(json_array_get(t, start + m)),
+							     json_number_value(json_array_get(v, start + m))};
+				m++;
+			}
+			if (series_encode(p, m, &buf, &len) == 0) {
+				bytes += len;
+				free(buf);
+			}
+			start += m;
+		}
+		snprintf(key, sizeof(key), "%s%s", name ? name : "?", phase && *phase ? " (phases)" : "");
+		if ((acc = json_object_get(by_name, key)) == NULL)
+			json_object_set_new(by_name, key, acc = json_pack("[i,i]", 0, 0));
+		json_array_set_new(acc, 0, json_integer(json_integer_value(json_array_get(acc, 0)) + (json_int_t)n));
+		json_array_set_new(acc, 1, json_integer(json_integer_value(json_array_get(acc, 1)) + (json_int_t)bytes));
+		all_points += n;
+		all_bytes += bytes;
+		if (name && sampled_name(name, phase)) {
+			sampled_points += n;
+			sampled_bytes += bytes;
+		}
+		json_decref(line);
+	}
+	pclose(f);
+	{
+		const char *key;
+		json_t *acc;
+		printf("{\"by_name\": {");
+		int first = 1;
+		json_object_foreach(by_name, key, acc) {
+			json_int_t np = json_integer_value(json_array_get(acc, 0));
+			printf("%s\n  \"%s\": {\"points\": %lld, \"bytes_per_point\": %.3f}", first ? "" : ",", key,
+			       (long long)np, np ? (double)json_integer_value(json_array_get(acc, 1)) / (double)np : 0.0);
+			first = 0;
+		}
+		printf("},\n \"sampled\": {\"points\": %zu, \"block_bytes_per_point\": %.3f},\n", sampled_points,
+		       sampled_points ? (double)sampled_bytes / (double)sampled_points : 0.0);
+		printf(" \"all\": {\"points\": %zu, \"block_bytes_per_point\": %.3f}}\n", all_points,
+		       all_points ? (double)all_bytes / (double)all_points : 0.0);
+	}
+	json_decref(by_name);
+	return 0;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -214,7 +472,9 @@ main(int argc, char **argv)
 		"cpu.cores", "cpu.thread_max_cores", "cpu.threads", "cpu.busy_threads", "mem.rss_bytes",
 		"sched.switches_per_s", "cpu.processes", "cpu.busy_seconds", "gpu.util_percent", "cpu.allowed"};
 	static const struct store_options opts = {.queue_limit = 4096, .readers = 2};
-	const char *dir = "/tmp";
+	const char *dir = "/tmp", *trace_path = NULL;
+	struct trace tr;
+	double sampled = 0;
 	double hours = 24, long_days = 14, store_cpu, c_all, gen_cpu = 0, g0, t, dt, end;
 	int jobs = 50, keep = 0;
 	char path[512];
@@ -238,6 +498,10 @@ main(int argc, char **argv)
 			dir = argv[i + 1];
 		else if (strcmp(argv[i], "--long-days") == 0)
 			long_days = atof(argv[i + 1]);
+		else if (strcmp(argv[i], "--trace") == 0)
+			trace_path = argv[i + 1];
+		else if (strcmp(argv[i], "--trace-kinds") == 0)
+			return trace_kinds(argv[i + 1]);
 	}
 	if (argc == 2 && strcmp(argv[1], "--kinds") == 0) {
 		kinds();
@@ -245,14 +509,20 @@ main(int argc, char **argv)
 	}
 	if (jobs < 1 || jobs > 63)
 		return 2;
+	if (trace_path != NULL && trace_load(trace_path, &tr) < 0) {
+		fprintf(stderr, "%s: not a recording with the node and a job\n", trace_path);
+		return 2;
+	}
 	snprintf(path, sizeof(path), "%s/history-bench-%d.db", dir, (int)getpid());
 	if ((st = store_open(path, &opts)) == NULL)
 		return 1;
 	store_close(st);
 	empty = file_size(path);
 	st = store_open(path, &opts);
-	vals = calloc(NODE_SERIES + (size_t)jobs * JOB_SERIES, sizeof(*vals));
-	rows = calloc(NODE_SERIES + (size_t)jobs * JOB_SERIES, sizeof(*rows));
+	n = trace_path != NULL ? (size_t)(jobs + 1) * (trace_width(&tr) > tr.job[0].ns ? trace_width(&tr) : tr.job[0].ns)
+			       : NODE_SERIES + (size_t)jobs * JOB_SERIES;
+	vals = calloc(n, sizeof(*vals));
+	rows = calloc(n, sizeof(*rows));
 	sample_window_init(&win);
 	for (int j = 0; j < jobs; j++)
 		g.rss[j] = 4096.0 * 500000, g.busy[j] = 6;
@@ -276,16 +546,21 @@ main(int argc, char **argv)
 		t = T0 + (double)k;
 		dt = 1.0 + (uniform(&g.seed) - 0.5) * 0.006;   /* the measured interval jitters by a few ms */
 		nv = 0;
-		for (int i = 0; i < NODE_SERIES; i++) {
+		if (trace_path != NULL) {
+			for (int j = 0; j <= jobs; j++)
+				nv += trace_values(&tr, j, k, t, vals + nv);
+		}
+		for (int i = 0; trace_path == NULL && i < NODE_SERIES; i++) {
 			vals[nv] = (struct collector_value){0, t, value(&g, 63, i % 10, k, dt), ""};
 			snprintf(vals[nv++].name, sizeof(vals[0].name), "%s", node_names[i]);
 		}
-		for (int j = 0; j < jobs; j++)
+		for (int j = 0; trace_path == NULL && j < jobs; j++)
 			for (int i = 0; i < JOB_SERIES; i++) {
 				vals[nv] = (struct collector_value){j + 1, t, value(&g, j, i, k, dt), ""};
 				snprintf(vals[nv++].name, sizeof(vals[0].name), "%s", job_names[i]);
 			}
 		gen_cpu += thread_cpu_s() - g0;
+		sampled += (double)nv;
 		sample_window_add(&win, vals, nv);
 		n = sample_window_rows(&win, t, rows);
 		sample_window_next(&win, INFINITY);
@@ -298,8 +573,8 @@ main(int argc, char **argv)
 	store_series_maintain(st, end + STORE_BLOCK_S, 0, true);
 	/* The process's CPU (the writer thread's included) less what generating the values took. */
 	store_cpu = cpu_s() - c_all - gen_cpu;
-	printf("{\"hours\": %g, \"jobs\": %d, \"series\": %zu, \"points_stored\": %zu, \"points_sampled\": %.0f,\n", hours,
-	       jobs, nv, stored, hours * 3600 * (double)nv);
+	printf("{\"hours\": %g, \"jobs\": %d, \"values\": \"%s\", \"series\": %zu, \"points_stored\": %zu,"
+	       " \"points_sampled\": %.0f,\n", hours, jobs, trace_path ? trace_path : "uniform", nv, stored, sampled);
 	printf(" \"store_cpu_percent_of_core_at_1hz\": %.3f,\n", 100 * store_cpu / (hours * 3600));
 	printf(" \"query_p99_ms_14d_1000pts\": %.2f,\n", query_p99(st, "load.15", T0, 14 * 86400.0, 200));
 	printf(" \"query_p99_ms_1h_1000pts\": %.2f,\n", query_p99(st, "cpu.cores", end, 3600.0, 200));
@@ -307,7 +582,7 @@ main(int argc, char **argv)
 	full = file_size(path);
 	freeb = free_bytes(path);
 	printf(" \"bytes_per_stored_point\": %.3f, \"bytes_per_sampled_value\": %.3f,\n", (double)(full - freeb - base) / (double)stored,
-	       (double)(full - freeb - base) / (hours * 3600 * (double)nv));
+	       (double)(full - freeb - base) / sampled);
 	printf(" \"bytes_per_stored_point_with_free_pages\": %.3f, \"db_bytes\": %ld, \"free_bytes\": %ld,"
 	       " \"empty_db_bytes\": %ld}\n", (double)(full - base) / (double)stored, full, freeb, empty);
 	sample_window_free(&win);
