@@ -88,15 +88,18 @@ void collector_put(struct collector_out *out, int64_t job_id, double value, cons
  */
 double collector_resolved(double value, double quantum);
 /*
- * The quantum, in seconds, of a nanosecond clock's count (schedstat, perf
- * task-clock) over an interval: the tick's clock is read once, before the
- * collectors read their counters one job after another, so where in the
- * interval a count was taken is known to some microseconds at best (tens
- * on a node of many jobs).  The nanoseconds below that are the interval's
- * noise, and cost the store a full double a point (bench/RESULTS.md,
- * history).
+ * A nanosecond clock's count (schedstat, perf task-clock) over elapsed
+ * seconds, in cores, at the resolution the interval is known to: the
+ * tick's clock is read once, before the collectors read their counters
+ * one job after another, so where in the interval a count was taken is
+ * known to some microseconds at best (tens on a node of many jobs).  The
+ * quantum is COLLECTOR_CLOCK_QUANTUM_S over elapsed, and a millionth of a
+ * core at the finest (a detail interval of 10 s would ask for 10^-7).  The
+ * nanoseconds below are the interval's noise and cost the store a full
+ * double a point (bench/RESULTS.md, history).
  */
 #define COLLECTOR_CLOCK_QUANTUM_S 1e-5
+double collector_clock_cores(double ns, double elapsed);
 void collector_out_reset(struct collector_out *out, double t, double mono);
 void collector_out_free(struct collector_out *out);
 /* The value named name for job (0: the node) among v[0..n), or NAN when there is none. */

@@ -270,8 +270,7 @@ perf_put(const struct perf_ctx *c, int64_t id, const struct perf_tally *tl, doub
 	double count_q = 1 / elapsed;
 
 	if (tl->have[EV_TASK_CLOCK])
-		collector_put(out, id, collector_resolved(tl->delta[EV_TASK_CLOCK] / 1e9 / elapsed,
-							  COLLECTOR_CLOCK_QUANTUM_S / elapsed), "perf.task_clock_cores");
+		collector_put(out, id, collector_clock_cores(tl->delta[EV_TASK_CLOCK], elapsed), "perf.task_clock_cores");
 	if (tl->have[EV_CS])
 		collector_put(out, id, collector_resolved(tl->delta[EV_CS] / elapsed, count_q), "perf.context_switches_per_s");
 	if (tl->have[EV_MIGRATIONS])

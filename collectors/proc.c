@@ -101,7 +101,7 @@ struct proc_tally {
 /* What a detail read adds up over a job's threads. */
 struct proc_detail {
 	long busy_threads;
-	double max_thread_cores;
+	double max_thread_ns;          /* the busiest thread's CPU time in the interval */
 	unsigned long long dwait_ns, dslices;
 	int have_sched;
 };
@@ -373,8 +373,8 @@ proc_tally_task(const struct proc_ctx *c, const struct proc_task *old, const str
 	cores = (double)(cur->cpu_ns - old->cpu_ns) / 1e9 / elapsed;
 	if (cores >= PROC_BUSY_THREAD_CORES)
 		d->busy_threads++;
-	if (cores > d->max_thread_cores)
-		d->max_thread_cores = cores;
+	if ((double)(cur->cpu_ns - old->cpu_ns) > d->max_thread_ns)
+		d->max_thread_ns = (double)(cur->cpu_ns - old->cpu_ns);
 	if (c->schedstat && cur->wait_ns >= old->wait_ns && cur->slices >= old->slices) {
 		d->dwait_ns += cur->wait_ns - old->wait_ns;
 		d->dslices += cur->slices - old->slices;
@@ -564,15 +564,13 @@ proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 		collector_put(out, job->id, (double)d.busy_threads, "cpu.busy_threads");
 		/* A thread's CPU time counts nanoseconds with schedstat, else jiffies (proc_read_task). */
 		collector_put(out, job->id,
-			      collector_resolved(d.max_thread_cores,
-						 (c->schedstat ? COLLECTOR_CLOCK_QUANTUM_S : 1.0 / (double)c->hz) / elapsed),
+			      c->schedstat ? collector_clock_cores(d.max_thread_ns, elapsed)
+					   : collector_resolved(d.max_thread_ns / 1e9 / elapsed, 1.0 / (double)c->hz / elapsed),
 			      "cpu.thread_max_cores");
 		if (d.have_sched) {
 			collector_put(out, job->id, collector_resolved((double)d.dslices / elapsed, 1 / elapsed),
 				      "sched.switches_per_s");
-			collector_put(out, job->id,
-				      collector_resolved((double)d.dwait_ns / 1e9 / elapsed, COLLECTOR_CLOCK_QUANTUM_S / elapsed),
-				      "sched.wait_cores");
+			collector_put(out, job->id, collector_clock_cores((double)d.dwait_ns, elapsed), "sched.wait_cores");
 		}
 	}
 	proc_put_limits(c, j, job, out);

@@ -40,3 +40,12 @@ collector_resolved(double value, double quantum)
 	/* The same division the codec decodes with, so the block holds this double exactly. */
 	return (double)llround(x) / pow10s[d];
 }
+
+double
+collector_clock_cores(double ns, double elapsed)
+{
+	double quantum = COLLECTOR_CLOCK_QUANTUM_S / elapsed;
+
+	/* Not finer than the codec's last decimal: rounding there moves a value by 5 us in 10 s at most. */
+	return collector_resolved(ns / 1e9 / elapsed, quantum > 2e-6 ? quantum : 2e-6);
+}

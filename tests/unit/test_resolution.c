@@ -130,6 +130,29 @@ rate_series_codes_small(void **state)
 	assert_true(resolved < 2.5);
 }
 
+/*
+ * A nanosecond clock's rate: six decimals of a core at most, fewer when
+ * the interval is short (10 us over 0.25 s is 4e-5 cores: five decimals),
+ * and never further than the interval's uncertainty from the exact rate.
+ */
+static void
+clock_rates_at_the_interval_resolution(void **state)
+{
+	double v;
+
+	(void)state;
+	v = collector_clock_cores(3782111017.0, 10.0);          /* 0.3782111017 cores over a detail interval */
+	assert_true(v == 0.378211);
+	v = collector_clock_cores(378211101.0, 1.0);
+	assert_true(v == 0.378211);
+	v = collector_clock_cores(94552775.0, 0.25);            /* quantum 4e-5: steps of 1e-5 */
+	assert_true(v == 0.37821);
+	for (double ns = 1; ns < 2e9; ns = ns * 1.37 + 11) {
+		v = collector_clock_cores(ns, 1.003);
+		assert_true(fabs(v - ns / 1e9 / 1.003) <= 0.5e-5 / 1.003 + 1e-12);
+	}
+}
+
 int
 main(void)
 {
@@ -138,6 +161,7 @@ main(void)
 		cmocka_unit_test(steps_are_decimal),
 		cmocka_unit_test(keeps_what_it_cannot_round),
 		cmocka_unit_test(rate_series_codes_small),
+		cmocka_unit_test(clock_rates_at_the_interval_resolution),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
