@@ -39,6 +39,20 @@ def valid_label(text, max_bytes=64):
         return False
 
 
+def resolved(value, quantum):
+    """
+    value rounded to the coarsest decimal step (10^-d, d <= 6) not above half
+    of quantum, the smallest change its measurement can show, as the
+    daemon's collectors keep theirs: the digits below say nothing about what
+    was timed, and made every point a full double the store could not
+    compress.  value as it is when quantum is finer than 2 x 10^-6.
+    """
+    d = 0
+    while d <= 6 and quantum * 10 ** d < 2:
+        d += 1
+    return value if d > 6 else round(value, d)
+
+
 def as_value(value):
     """value as a finite float, or None when it is not a finite real number."""
     if type(value) is float:       # the common case, fast

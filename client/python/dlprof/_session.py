@@ -21,13 +21,18 @@ import time
 import weakref
 
 from ._apply import Applier, threads_for
-from ._buffer import RESERVED, Buffer, as_value, valid_label, valid_name
+from ._buffer import RESERVED, Buffer, as_value, resolved, valid_label, valid_name
 from ._dist import CommTimer, detect, from_torch
 from ._noise import MicroBatchNorms, RankNorms
 from ._reporter import Reporter, slurm_external_id
 from ._transport import Transport, resolve_endpoint
 
 log = logging.getLogger("dlprof")
+
+# The resolution of a step's or phase's duration, in seconds: the
+# interpreter spends a microsecond or more between a step's end and the
+# clock read that marks it, so the digits below are not the job's.
+STEP_CLOCK_S = 2e-6
 
 
 def _default_workload():
@@ -206,8 +211,11 @@ class Session:
         if not self._active():
             return
         now = time.monotonic()
-        t = time.time()
-        dt = now - self._last_step
+        # A report's time to the millisecond, durations to the microsecond
+        # (STEP_CLOCK_S): what timing from Python can tell, and what the
+        # daemon's block codec stores as small integers.
+        t = round(time.time(), 3)
+        dt = resolved(now - self._last_step, STEP_CLOCK_S)
         self._last_step = now
         out = [{"t": t, "name": "step_time_s", "value": dt}]
         if samples is not None:
@@ -215,7 +223,8 @@ class Session:
             if n is None or n < 0:
                 self._bad("samples", "samples=%r is not a count" % (samples,))
             elif dt > 0:
-                out.append({"t": t, "name": "samples_per_s", "value": n / dt})
+                # A rate over a duration known to STEP_CLOCK_S: n / dt moves by n x that / dt^2.
+                out.append({"t": t, "name": "samples_per_s", "value": resolved(n / dt, n * STEP_CLOCK_S / (dt * dt))})
         if loss is not None:
             v = as_value(loss)
             if v is None:
@@ -226,7 +235,7 @@ class Session:
             self._phase_time[entry[0]] = self._phase_time.get(entry[0], 0.0) + now - entry[1]
             entry[1] = now
         for name, secs in self._phase_time.items():
-            out.append({"t": t, "name": "phase_time_s", "value": secs, "phase": name})
+            out.append({"t": t, "name": "phase_time_s", "value": resolved(secs, STEP_CLOCK_S), "phase": name})
         self._phase_time.clear()
         if self.dist is not None:
             out.append({"t": t, "name": "comm_wait_s", "value": self._comm.take()})
