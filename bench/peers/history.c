@@ -563,8 +563,8 @@ main(int argc, char **argv)
 		sampled += (double)nv;
 		sample_window_add(&win, vals, nv);
 		n = sample_window_rows(&win, t, rows);
+		store_samples_post(st, rows, n);     /* before next: the rows' names point into the window */
 		sample_window_next(&win, INFINITY);
-		store_samples_post(st, rows, n);
 		if (k % 60 == 59)
 			store_series_maintain(st, t + 1, 0, true);   /* waits: the writer keeps up, as the daemon's must */
 		stored += n;
