@@ -29,6 +29,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.normpath(os.path.join(HERE, "..", ".."))
 PYTHON = "/usr/bin/python3"
+RAW_MAX = 900            # below STORE_SERIES_MAX_POINTS (1000): an answer this long may be buckets
 
 
 def get(url):
@@ -91,19 +92,24 @@ def dump(url, db, out):
     with gzip.open(out, "wt") as f:
         for job, workload, name, phase in series:
             t, v = [], []
-            frm = now - 2 * 3600
+            frm, width = now - 2 * 3600, 600.0
             while frm < now + 60:
-                q = "%s/api/v1/jobs/%d/series?name=%s&from=%.3f&to=%.3f" % (url, job, name, frm, frm + 600)
+                q = "%s/api/v1/jobs/%d/series?name=%s&from=%.3f&to=%.3f" % (url, job, name, frm, frm + width)
                 if phase:
                     q += "&phase=" + urllib.request.quote(phase)
                 a = get(q)
                 if a["tier"] != "raw":
                     raise RuntimeError("%s: tier %s, not raw" % (q, a["tier"]))
+                # A window of more points than an answer keeps comes back in buckets: read it in halves.
+                if len(a["points"]) >= RAW_MAX and width > 0.01:
+                    width /= 2
+                    continue
                 for p in a["points"]:
-                    if p[0] >= frm and p[0] < frm + 600:
+                    if p[0] >= frm and p[0] < frm + width:
                         t.append(p[0])
                         v.append(p[1])
-                frm += 600
+                frm += width
+                width = 600.0
             f.write(json.dumps({"job": job, "workload": workload, "name": name, "phase": phase, "t": t, "v": v}) + "\n")
             n += len(t)
     return len(series), n
