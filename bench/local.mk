@@ -35,7 +35,8 @@ bench_peers_cluster_load_CFLAGS = $(AM_CFLAGS) $(PQ_CFLAGS) -I$(top_srcdir)/daem
 bench_peers_cluster_load_LDADD = $(PQ_LIBS) -lm
 
 EXTRA_DIST += bench/run bench/cluster bench/README.md bench/RESULTS.md \
-	bench/goodput/README.md bench/goodput/train.py bench/goodput/learning_speedup.py
+	bench/goodput/README.md bench/goodput/train.py bench/goodput/learning_speedup.py \
+	bench/history/record.py bench/history/train_job.py bench/history/trace-2026-11-26.jsonl.gz
 
 .PHONY: bench bench-peers
 bench-peers: $(BENCH_PEERS)
