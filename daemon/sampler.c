@@ -86,6 +86,7 @@ struct sampler {
 	double interval_s;               /* under lock */
 	double tick_interval_s;          /* the sampler thread's copies for this tick */
 	double tick_store_s;
+	struct tick_grid grid;           /* the last tick's stored time (tick_grid_stamp) */
 	double store_interval_s;         /* under lock; >= interval_s when used */
 	double discovery_interval_s;     /* under lock */
 	char proc_root[256], sys_root[256], nvml_library[512];
@@ -243,24 +244,34 @@ col_run(struct sampler *s, struct sampler_col *sc, const struct discovery_job *j
 	sc->cpu_s += thread_cpu_s() - c0;
 }
 
-/*
- * The time a tick's values are stored at: the nearest multiple of the
- * interval (as Netdata aligns its collections), in whole milliseconds.  A
- * tick is a few ms late at most, so the value moves that much; in exchange
- * the block codec stores a regular tick's time in one bit instead of ~9
- * for the jitter (series_codec.h).
- */
-static double
-tick_stamp(double now, double interval)
+/* See sampler.h. */
+double
+tick_grid_stamp(struct tick_grid *g, double interval, double now, double scheduled)
 {
-	double t = interval > 0 ? round(now / interval) * interval : now;
+	double k, t = NAN;
 
+	if (!(interval > 0))
+		return round(now * 1000.0) / 1000.0;
+	k = (scheduled - g->anchor_mono) / interval;
+	if (g->anchor_mono > 0 && g->interval == interval && fabs(k - round(k)) < 1e-3)
+		t = g->anchor_t + round(k) * interval;
+	/* A new cadence (the first tick, a slow tick, a new interval) or a clock set: anchor again. */
+	if (isnan(t) || fabs(t - now) > interval) {
+		t = round(now / interval) * interval;
+		g->anchor_t = t;
+		g->anchor_mono = scheduled;
+		g->interval = interval;
+	}
+	/* Anchoring again may land on the last stamp; a clock set back further is followed. */
+	if (g->last > 0 && t <= g->last && g->last - t < 2 * interval)
+		t = g->last + interval;
+	g->last = t;
 	return round(t * 1000.0) / 1000.0;
 }
 
 /* Hands the window's rows to the writer (the store copies them) and opens the next window. */
 static void
-post_window(struct sampler *s, double now)
+post_window(struct sampler *s, double now, double scheduled)
 {
 	struct sample *nb;
 	size_t n;
@@ -275,7 +286,7 @@ post_window(struct sampler *s, double now)
 		}
 		s->batch = nb;
 	}
-	n = sample_window_rows(&s->win, tick_stamp(now, s->tick_interval_s), s->batch);
+	n = sample_window_rows(&s->win, tick_grid_stamp(&s->grid, s->tick_interval_s, now, scheduled), s->batch);
 	r = n > 0 ? store_samples_post(s->app->store, s->batch, n) : STORE_OK;
 	if (r != STORE_OK)
 		log_debug("%s: %zu samples dropped: %s", __func__, n, store_strerror(r));
@@ -412,8 +423,9 @@ tick_intervals(struct sampler *s, double mono)
 	return s->window_mono == 0 || mono - s->window_mono >= store - interval / 2;
 }
 
+/* One tick, due at the monotonic time scheduled (its place on the cadence). */
 static void
-tick(struct sampler *s)
+tick(struct sampler *s, double scheduled)
 {
 	const struct discovery_job *jobs = NULL;
 	const int64_t *gone = NULL;
@@ -440,7 +452,7 @@ tick(struct sampler *s)
 	if (sample_window_add(&s->win, s->out.v, s->out.n) < 0)
 		log_warn("%s: sample window", __func__);
 	/* Every tick is stored: the blocks make a point cost bits, not a row (store_blocks.c). */
-	post_window(s, now);
+	post_window(s, now, scheduled);
 	if (detail)
 		s->window_mono = mono;
 	if (mono >= s->next_maintain) {
@@ -507,7 +519,7 @@ sampler_main(void *arg)
 	pthread_mutex_unlock(&s->lock);
 	next = clock_mono_s();
 	for (;;) {
-		tick(s);
+		tick(s, next);
 		pthread_mutex_lock(&s->lock);
 		interval = s->interval_s;
 		/* The next tick keeps the cadence; after a slow tick it starts at once. */

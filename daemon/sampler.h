@@ -47,6 +47,28 @@ void sampler_set_interval(struct sampler *s, double interval_s, double store_int
  */
 json_t *sampler_collectors_json(struct sampler *s);
 
+/*
+ * The time a tick's values are stored at, on the interval's grid (as
+ * Netdata aligns its collections) in whole milliseconds, so the block codec
+ * stores a regular tick's times in no bits instead of ~9 for the jitter
+ * (series_codec.h).  A cadence's first tick takes the multiple of the
+ * interval nearest the clock; each next one its place on the cadence
+ * (scheduled, the monotonic time it was due), so a late tick keeps its
+ * own stamp.  Rounding each tick's own clock reading gave two ticks one
+ * stamp and left a gap after them whenever the cadence's phase sat near
+ * half an interval and a tick was a little late (test_sampling: gaps of 0
+ * and 1 s at 0.5 s).  A new cadence (after a slow tick, a new interval) or
+ * a stamp more than an interval off the clock (the clock was set) anchors
+ * again, never onto the last stamp or just before it (a clock set back
+ * further is followed).  g starts zeroed; the sampler's thread owns it.
+ */
+struct tick_grid {
+	double anchor_t, anchor_mono;    /* the cadence's first stamp and when it was due */
+	double interval;                 /* the cadence's */
+	double last;                     /* the last stamp given */
+};
+double tick_grid_stamp(struct tick_grid *g, double interval, double now, double scheduled);
+
 /* What the sampler spent on one job in the last tick. */
 struct sampler_job_cost {
 	int64_t id;

@@ -6,6 +6,7 @@
  * reported unavailable with its reason).  Also checks that the tick's values
  * reach the store and the snapshot.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,11 +143,55 @@ failing_collectors_back_off(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+
+/*
+ * A cadence whose phase sits a quarter interval off the grid, each tick up
+ * to 3 ms late and now and then half an interval late, one tick skipped,
+ * then a slow tick that restarts the cadence: every stamp is on the grid,
+ * after the one before, at most an interval off the tick's own time, and
+ * a gap is the intervals that passed.  (Rounding each tick's clock reading
+ * gave two ticks one stamp here.)
+ */
+static void
+stamps_on_the_grid_never_repeat(void **state)
+{
+	struct tick_grid g;
+	const double interval = 0.5, phase = 1764000000.0 + 0.2499;
+	double last = 0, now, due, t;
+	unsigned seed = 3;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	for (int k = 0; k < 3000; k++) {
+		if (k == 777)
+			continue;                               /* a tick that never ran */
+		seed = seed * 1103515245u + 12345u;
+		due = 100.0 + k * interval + (k >= 2000 ? 0.3 : 0);   /* from 2000 on, a new cadence */
+		now = phase + (due - 100.0) + (double)(seed >> 8 & 3) / 1000.0 + (k % 97 == 5 ? 0.26 : 0);
+		t = tick_grid_stamp(&g, interval, now, due);
+		assert_true(fmod(t * 1000.0, interval * 1000.0) == 0);
+		assert_true(fabs(t - now) <= interval);
+		if (k > 0) {
+			assert_true(t > last);
+			assert_true(t - last <= (k == 778 || k == 2000 ? 2 : 1) * interval);
+		}
+		last = t;
+	}
+	/* The clock set an hour back: the grid starts again from it. */
+	now = phase + 3000 * interval - 3600.0;
+	t = tick_grid_stamp(&g, interval, now, 100.0 + 3000 * interval + 0.3);
+	assert_true(fabs(t - now) <= interval / 2 && fmod(t * 1000.0, interval * 1000.0) == 0);
+	last = t;
+	t = tick_grid_stamp(&g, interval, now + interval, 100.0 + 3001 * interval + 0.3);
+	assert_true(t == last + interval);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(failing_collectors_back_off),
+		cmocka_unit_test(stamps_on_the_grid_never_repeat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
