@@ -30,6 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.normpath(os.path.join(HERE, "..", ".."))
 PYTHON = "/usr/bin/python3"
 RAW_MAX = 900            # below STORE_SERIES_MAX_POINTS (1000): an answer this long may be buckets
+SAMPLED_PREFIXES = ("cpu", "mem", "sched", "gpu", "io", "net", "disk", "load", "perf", "papi", "likwid",
+                    "energy", "rapl", "proc")
 
 
 def get(url):
@@ -92,7 +94,11 @@ def dump(url, db, out):
     with gzip.open(out, "wt") as f:
         for job, workload, name, phase in series:
             t, v = [], []
-            frm, width = now - 2 * 3600, 600.0
+            # An answer keeps raw points in buckets of (to - from) / 1000 seconds: a job's steps
+            # can be milliseconds apart, so its own series are read 5 s at a time.
+            sampled = not phase and name.split(".")[0] in SAMPLED_PREFIXES
+            full = 600.0 if sampled else 5.0
+            frm, width = now - 2 * 3600, full
             while frm < now + 60:
                 q = "%s/api/v1/jobs/%d/series?name=%s&from=%.3f&to=%.3f" % (url, job, name, frm, frm + width)
                 if phase:
@@ -109,7 +115,7 @@ def dump(url, db, out):
                         t.append(p[0])
                         v.append(p[1])
                 frm += width
-                width = 600.0
+                width = full
             f.write(json.dumps({"job": job, "workload": workload, "name": name, "phase": phase, "t": t, "v": v}) + "\n")
             n += len(t)
     return len(series), n
