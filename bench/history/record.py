@@ -80,7 +80,7 @@ def run_jobs(url, minutes, concurrent, rng):
     return started
 
 
-def dump(url, db, out):
+def dump(url, db, out, since):
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
     # Flushed series, and the jobs' own batches still staged (encoded a span after theirs closes).
     series = con.execute("SELECT k.job_id, coalesce(w.name, ''), k.name, k.phase FROM"
@@ -98,7 +98,7 @@ def dump(url, db, out):
             # can be milliseconds apart, so its own series are read 5 s at a time.
             sampled = not phase and name.split(".")[0] in SAMPLED_PREFIXES
             full = 600.0 if sampled else 5.0
-            frm, width = now - 2 * 3600, full
+            frm, width = since - 60, full
             while frm < now + 60:
                 q = "%s/api/v1/jobs/%d/series?name=%s&from=%.3f&to=%.3f" % (url, job, name, frm, frm + width)
                 if phase:
@@ -131,11 +131,12 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="dlprof-history-")
+    since = time.time()
     proc, url = start_daemon(a.daemon, d, a.store_interval)
     try:
         jobs = run_jobs(url, a.minutes, a.concurrent, random.Random(a.seed))
         time.sleep(3)
-        series, points = dump(url, os.path.join(d, "d.db"), a.out)
+        series, points = dump(url, os.path.join(d, "d.db"), a.out, since)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
