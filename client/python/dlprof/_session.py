@@ -215,7 +215,8 @@ class Session:
         # Python can tell, and what the daemon's block codec stores as small
         # integers.  (The report's time stays as the clock gives it: rounded
         # to the millisecond, tests/client/dist.py's global throughput came
-        # out 1.3x one rank's instead of 2x, for a reason not yet found.)
+        # out 1.3x to 3.1x one rank's instead of about 2x, for a reason not
+        # yet found.)
         t = time.time()
         dt = resolved(now - self._last_step, STEP_CLOCK_S)
         self._last_step = now
