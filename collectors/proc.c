@@ -91,8 +91,7 @@ struct proc_ctx {
 
 /* What one tick adds up over a job's processes. */
 struct proc_tally {
-	double user_s, system_s;
-	unsigned long long jiffies;    /* user and system, in clock ticks */
+	unsigned long long user_ticks, system_ticks;   /* CPU time, in clock ticks */
 	unsigned long long dminflt, dmajflt;
 	long threads, processes;
 	long long rss_pages;
@@ -311,9 +310,8 @@ proc_read_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, struc
 	if (first && !proc_started_since(c, j->last_unix, st.starttime)) {
 		/* Seen for the first time and older than the last tick: a baseline only. */
 	} else if (st.utime >= p->utime && st.stime >= p->stime) {
-		t->user_s += (double)(st.utime - p->utime) / (double)c->hz;
-		t->system_s += (double)(st.stime - p->stime) / (double)c->hz;
-		t->jiffies += (st.utime - p->utime) + (st.stime - p->stime);
+		t->user_ticks += st.utime - p->utime;
+		t->system_ticks += st.stime - p->stime;
 		if (st.minflt >= p->minflt && st.majflt >= p->majflt) {
 			t->dminflt += st.minflt - p->minflt;
 			t->dmajflt += st.majflt - p->majflt;
@@ -366,15 +364,15 @@ static void
 proc_tally_task(const struct proc_ctx *c, const struct proc_task *old, const struct proc_task *cur, double elapsed,
 		struct proc_detail *d)
 {
-	double cores;
+	double ns;           /* the thread's CPU time in the interval */
 
 	if (old == NULL || elapsed <= 0 || cur->cpu_ns < old->cpu_ns)
 		return;
-	cores = (double)(cur->cpu_ns - old->cpu_ns) / 1e9 / elapsed;
-	if (cores >= PROC_BUSY_THREAD_CORES)
+	ns = (double)(cur->cpu_ns - old->cpu_ns);
+	if (ns / 1e9 / elapsed >= PROC_BUSY_THREAD_CORES)
 		d->busy_threads++;
-	if ((double)(cur->cpu_ns - old->cpu_ns) > d->max_thread_ns)
-		d->max_thread_ns = (double)(cur->cpu_ns - old->cpu_ns);
+	if (ns > d->max_thread_ns)
+		d->max_thread_ns = ns;
 	if (c->schedstat && cur->wait_ns >= old->wait_ns && cur->slices >= old->slices) {
 		d->dwait_ns += cur->wait_ns - old->wait_ns;
 		d->dslices += cur->slices - old->slices;
@@ -541,9 +539,10 @@ proc_put_job(const struct collector_job *job, const struct proc_tally *t, double
 	collector_put(out, id, cpu_seconds, "cpu.seconds");
 	if (elapsed <= 0)
 		return;
-	collector_put(out, id, collector_resolved((t->user_s + t->system_s) / elapsed, cpu_q), "cpu.cores");
-	collector_put(out, id, collector_resolved(t->user_s / elapsed, cpu_q), "cpu.user_cores");
-	collector_put(out, id, collector_resolved(t->system_s / elapsed, cpu_q), "cpu.system_cores");
+	collector_put(out, id, collector_resolved((double)(t->user_ticks + t->system_ticks) * jiffy_s / elapsed, cpu_q),
+		      "cpu.cores");
+	collector_put(out, id, collector_resolved((double)t->user_ticks * jiffy_s / elapsed, cpu_q), "cpu.user_cores");
+	collector_put(out, id, collector_resolved((double)t->system_ticks * jiffy_s / elapsed, cpu_q), "cpu.system_cores");
 	collector_put(out, id, collector_resolved((double)t->dminflt / elapsed, count_q), "mem.minor_faults_per_s");
 	collector_put(out, id, collector_resolved((double)t->dmajflt / elapsed, count_q), "mem.major_faults_per_s");
 }
@@ -596,7 +595,7 @@ proc_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 	for (i = 0; i < j->nprocs; i++)
 		j->procs[i].live = proc_read_pid(c, j, &j->procs[i], &t) == 0;
 	if (elapsed > 0)
-		j->cpu_jiffies += t.jiffies;
+		j->cpu_jiffies += t.user_ticks + t.system_ticks;
 	if (t.processes > 0) {
 		proc_put_job(job, &t, elapsed, (double)j->cpu_jiffies / (double)c->hz, c->page, 1.0 / (double)c->hz, out);
 		if (out->detail)
