@@ -20,10 +20,11 @@
 #define RESOLUTION_DECIMALS_MAX 6
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53 */
 
+static const double pow10s[RESOLUTION_DECIMALS_MAX + 1] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+
 double
 collector_resolved(double value, double quantum)
 {
-	static const double pow10s[RESOLUTION_DECIMALS_MAX + 1] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
 	double x;
 	int d;
 
@@ -44,8 +45,8 @@ collector_resolved(double value, double quantum)
 double
 collector_clock_cores(double ns, double elapsed)
 {
-	double quantum = COLLECTOR_CLOCK_QUANTUM_S / elapsed;
+	double quantum = COLLECTOR_CLOCK_QUANTUM_S / elapsed, finest = 2 / pow10s[RESOLUTION_DECIMALS_MAX];
 
-	/* Not finer than the codec's last decimal: rounding there moves a value by 5 us in 10 s at most. */
-	return collector_resolved(ns / 1e9 / elapsed, quantum > 2e-6 ? quantum : 2e-6);
+	/* Not finer than the last decimal kept: rounding there moves a value by 5 us in 10 s at most. */
+	return collector_resolved(ns / 1e9 / elapsed, quantum > finest ? quantum : finest);
 }

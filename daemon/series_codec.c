@@ -50,6 +50,7 @@ enum int_method { INT_DOD, INT_PACKED, INT_RICE };
 enum rice_order { RICE_LEVEL, RICE_GRID, RICE_DELTA, RICE_DOD };
 #define RICE_ESCAPE 32            /* a quotient this large is written as the number in 64 bits instead */
 #define RICE_OUTLIER 4            /* one number adds at most 2^(k + this) to the running sum */
+#define RICE_CAP_BITS 48          /* and never more than 2^this: the sum of 64 stays far from overflow */
 #define RICE_RESET 64             /* the running sum and count halve at this count: the code follows change */
 #define PACK_WIDTH_BITS 7         /* 0 to 64 */
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53: every integer up to it is a double */
@@ -119,11 +120,24 @@ get_bits(struct bit_reader *r, unsigned nbits)
 
 static const unsigned svar_bits[] = {7, 9, 12, 32, 64};
 
+/* A signed number as an unsigned one, small magnitudes of either sign small. */
+static uint64_t
+zigzag(uint64_t x)
+{
+	return (x << 1) ^ (uint64_t)-(int64_t)(x >> 63);
+}
+
+static uint64_t
+unzigzag(uint64_t u)
+{
+	return (u >> 1) ^ (uint64_t)-(int64_t)(u & 1);
+}
+
 /* A signed number in the prefix code, zigzagged so small magnitudes of either sign are short. */
 static void
 put_svar(struct bit_writer *w, uint64_t x)
 {
-	uint64_t u = (x << 1) ^ (uint64_t)-(int64_t)(x >> 63);
+	uint64_t u = zigzag(x);
 	unsigned i;
 
 	if (u == 0) {
@@ -151,7 +165,7 @@ get_svar(struct bit_reader *r)
 	if (i == 0)
 		return 0;
 	u = get_bits(r, svar_bits[i - 1]);
-	return (u >> 1) ^ (uint64_t)-(int64_t)(u & 1);
+	return unzigzag(u);
 }
 
 /* Integers as the first in full, then delta-of-delta. */
@@ -454,7 +468,7 @@ rice_k(const struct rice *s)
 static void
 rice_seen(struct rice *s, uint64_t u, unsigned k)
 {
-	uint64_t cap = (uint64_t)1 << (k + RICE_OUTLIER < 48 ? k + RICE_OUTLIER : 48);
+	uint64_t cap = (uint64_t)1 << (k + RICE_OUTLIER < RICE_CAP_BITS ? k + RICE_OUTLIER : RICE_CAP_BITS);
 
 	s->sum += u < cap ? u : cap;
 	if (++s->count == RICE_RESET) {
@@ -499,22 +513,10 @@ rice_k0(const uint64_t *u, size_t m)
 	struct rice s = {0, 0};
 
 	for (size_t i = 0; i < m && i < 16; i++) {
-		s.sum += u[i] < ((uint64_t)1 << 48) ? u[i] : (uint64_t)1 << 48;
+		s.sum += u[i] < ((uint64_t)1 << RICE_CAP_BITS) ? u[i] : (uint64_t)1 << RICE_CAP_BITS;
 		s.count++;
 	}
 	return s.count == 0 ? 0 : rice_k(&s);
-}
-
-static uint64_t
-zigzag(uint64_t x)
-{
-	return (x << 1) ^ (uint64_t)-(int64_t)(x >> 63);
-}
-
-static uint64_t
-unzigzag(uint64_t u)
-{
-	return (u >> 1) ^ (uint64_t)-(int64_t)(u & 1);
 }
 
 static int
