@@ -159,11 +159,12 @@ kinds(void)
  */
 struct trace_series {
 	char name[65];
-	double *v;                  /* one per tick of its job; NAN before its first point */
+	double *v;                  /* one per tick of its job; NAN where it was not read */
 };
 
 struct trace_job {
 	int64_t id;
+	double t0, t1;              /* its first and last point's time */
 	size_t nticks;
 	struct trace_series *s;
 	size_t ns;
@@ -172,6 +173,7 @@ struct trace_job {
 struct trace {
 	struct trace_job *job;      /* job[0]: the node */
 	size_t njobs;
+	size_t job_ticks;           /* the jobs' ticks, the node's left out: a job slot's loop */
 };
 
 /* The sampler's series: a job's own reports (steps, phases, losses) come in its batches instead. */
@@ -240,27 +242,28 @@ trace_load(const char *path, struct trace *tr)
 	}
 	pclose(f);
 	/* Each job's first and last tick, over its series. */
-	double *first = calloc(nraw + 1, sizeof(double)), *last = calloc(nraw + 1, sizeof(double));
+	/* Each job's first and last time, over its series. */
 	for (size_t i = 0; i < nraw; i++) {
 		struct trace_job *j = trace_job_of(tr, raw[i].job);
-		size_t ji = (size_t)(j - tr->job);
 		double t0 = json_number_value(json_array_get(raw[i].t, 0));
 		double t1 = json_number_value(json_array_get(raw[i].t, json_array_size(raw[i].t) - 1));
-		first = realloc(first, tr->njobs * sizeof(double));
-		last = realloc(last, tr->njobs * sizeof(double));
-		if (j->nticks == 0 || t0 < first[ji])
-			first[ji] = t0;
-		if (j->nticks == 0 || t1 > last[ji])
-			last[ji] = t1;
+
+		if (j->nticks == 0 || t0 < j->t0)
+			j->t0 = t0;
+		if (j->nticks == 0 || t1 > j->t1)
+			j->t1 = t1;
 		j->nticks = 1;
 	}
-	for (size_t ji = 0; ji < tr->njobs; ji++)
-		tr->job[ji].nticks = tr->job[ji].nticks ? (size_t)llround(last[ji] - first[ji]) + 1 : 0;
+	for (size_t ji = 0; ji < tr->njobs; ji++) {
+		tr->job[ji].nticks = tr->job[ji].nticks ? (size_t)llround(tr->job[ji].t1 - tr->job[ji].t0) + 1 : 0;
+		if (ji > 0)
+			tr->job_ticks += tr->job[ji].nticks;
+	}
 	for (size_t i = 0; i < nraw; i++) {
 		struct trace_job *j = trace_job_of(tr, raw[i].job);
 		struct trace_series *s;
 		size_t n = json_array_size(raw[i].t);
-		double base = first[j - tr->job];
+		double base = j->t0;
 
 		j->s = realloc(j->s, (j->ns + 1) * sizeof(*j->s));
 		s = &j->s[j->ns++];
@@ -277,8 +280,6 @@ trace_load(const char *path, struct trace *tr)
 		json_decref(raw[i].v);
 	}
 	free(raw);
-	free(first);
-	free(last);
 	return tr->njobs > 1 && tr->job[0].nticks > 0 ? 0 : -1;
 }
 
@@ -291,15 +292,13 @@ static size_t
 trace_values(const struct trace *tr, int slot, long k, double t, struct collector_value *vals)
 {
 	const struct trace_job *j;
-	size_t n = 0, total = 0, at;
+	size_t n = 0, at;
 
 	if (slot == 0) {
 		j = &tr->job[0];
 		at = (size_t)k % j->nticks;
 	} else {
-		for (size_t i = 1; i < tr->njobs; i++)
-			total += tr->job[i].nticks;
-		at = ((size_t)k + (size_t)slot * 7919) % total;   /* slots start at different points of the loop */
+		at = ((size_t)k + (size_t)slot * 7919) % tr->job_ticks;   /* slots start at different points of the loop */
 		j = &tr->job[1];
 		for (size_t i = 1; at >= tr->job[i].nticks; i++) {
 			at -= tr->job[i].nticks;
