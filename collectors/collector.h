@@ -78,13 +78,14 @@ void collector_put(struct collector_out *out, int64_t job_id, double value, cons
 	__attribute__((format(printf, 4, 5)));
 /*
  * A measured value at its measurement's resolution: rounded to the coarsest
- * decimal step (10^-d, 0 <= d <= 6) not above half of quantum, the
- * smallest change the measurement can show (a rate of integer counts over
- * elapsed seconds: 1 / (counts per unit x elapsed)).  It moves the value by
- * at most a quarter of quantum, so the count it came from is still exact;
- * what it drops is the interval's noise, which made every rate a
- * full-precision double the store could not compress.  The value as it is
- * when quantum is finer than 10^-6 x 2, or either is not finite.
+ * step of 1, 2 or 5 x 10^-d (0 <= d <= 6, never above 1) not above
+ * quantum, the smallest change the measurement can show (a rate of integer
+ * counts over elapsed seconds: 1 / (counts per unit x elapsed)).  It moves
+ * the value by at most half of quantum, less than one count, so the count
+ * it came from is still the value over quantum, rounded; what it drops is
+ * the interval's noise, which made every rate a full-precision double the
+ * store could not compress.  The value as it is when quantum is finer than
+ * 10^-6, or either is not finite.
  */
 double collector_resolved(double value, double quantum);
 /*

@@ -6,13 +6,17 @@
  * that the division gives carries some 40 bits more, which say nothing
  * about what was counted; they are a function of the interval alone, which
  * is never the same twice, and they cost the store ~7 bytes a point.
- * Rounding to the largest power of ten that is not above half the quantum
- * moves a value by at most a quarter of the quantum, so the count is still
- * the value times the quantum's inverse, rounded: nothing that was measured
- * is lost, and the store's block codec codes the values as small integers
- * (series_codec.c's decimal variant).
+ * Rounding to the coarsest step of 1, 2 or 5 x 10^-d that is not above the
+ * quantum moves a value by at most half of it: less than one count, the
+ * smallest difference the measurement can show, so the count is still the
+ * value over the quantum, rounded.  A step of a quarter quantum kept the
+ * interval's jitter as well, 2 to 3 bits a point that a reader could not
+ * use: the interval is not stored.  The block codec codes the values as
+ * small integers on their common step (series_codec.c).
  */
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "collector.h"
 
@@ -22,30 +26,41 @@
 
 static const double pow10s[RESOLUTION_DECIMALS_MAX + 1] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
 
+/* The coarsest step mantissa x 10^-decimals (1, 2 or 5; never above 1) not above quantum. */
+static bool
+coarsest_step(double quantum, double *mantissa, int *decimals)
+{
+	static const double mantissas[] = {5, 2, 1};
+
+	for (int d = 0; d <= RESOLUTION_DECIMALS_MAX; d++)
+		for (size_t i = d == 0 ? 2 : 0; i < sizeof(mantissas) / sizeof(mantissas[0]); i++)
+			if (mantissas[i] <= quantum * pow10s[d]) {
+				*mantissa = mantissas[i];
+				*decimals = d;
+				return true;
+			}
+	return false;
+}
+
 double
 collector_resolved(double value, double quantum)
 {
-	double x;
+	double x, c;
 	int d;
 
-	if (!isfinite(value) || !isfinite(quantum) || !(quantum > 0))
-		return value;
-	/* The coarsest step 10^-d with 10^-d <= quantum / 2; never coarser than 1. */
-	for (d = 0; d <= RESOLUTION_DECIMALS_MAX && quantum * pow10s[d] < 2; d++)
-		;
-	if (d > RESOLUTION_DECIMALS_MAX)
+	if (!isfinite(value) || !isfinite(quantum) || !(quantum > 0) || !coarsest_step(quantum, &c, &d))
 		return value;
 	x = value * pow10s[d];
 	if (!(fabs(x) < EXACT_INT_MAX))
 		return value;
 	/* The same division the codec decodes with, so the block holds this double exactly. */
-	return (double)llround(x) / pow10s[d];
+	return (double)(llround(x / c) * (long long)c) / pow10s[d];
 }
 
 double
 collector_clock_cores(double ns, double elapsed)
 {
-	double quantum = COLLECTOR_CLOCK_QUANTUM_S / elapsed, finest = 2 / pow10s[RESOLUTION_DECIMALS_MAX];
+	double quantum = COLLECTOR_CLOCK_QUANTUM_S / elapsed, finest = 1 / pow10s[RESOLUTION_DECIMALS_MAX];
 
 	/* Not finer than the last decimal kept: rounding there moves a value by 5 us in 10 s at most. */
 	return collector_resolved(ns / 1e9 / elapsed, quantum > finest ? quantum : finest);

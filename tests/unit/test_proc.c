@@ -291,10 +291,10 @@ schedstat_waits_and_switches(void **state)
 	assert_float_equal(collector_value_of(&f->out, 9, "cpu.system_cores"), 1.00, 1e-9);
 	/* schedstat CPU ns: +378211101, +367244539, +371369012: all three busy. */
 	assert_true(collector_value_of(&f->out, 9, "cpu.busy_threads") == 3);
-	/* Nanoseconds over the interval, kept to the microseconds a second the interval is known to. */
-	assert_true(collector_value_of(&f->out, 9, "cpu.thread_max_cores") == 0.378211);
+	/* Nanoseconds over the interval, kept to the 10 us a second the interval is known to. */
+	assert_true(collector_value_of(&f->out, 9, "cpu.thread_max_cores") == 0.37821);
 	/* Waits +58537156 + 91819187 + 80335878 ns; slices +253 + 309 + 266. */
-	assert_true(collector_value_of(&f->out, 9, "sched.wait_cores") == 0.230692);
+	assert_true(collector_value_of(&f->out, 9, "sched.wait_cores") == 0.23069);
 	assert_float_equal(collector_value_of(&f->out, 9, "sched.switches_per_s"), 828, 1e-9);
 	collector_proc.fini(ctx);
 }

@@ -1,6 +1,6 @@
 /*
  * A value at its measurement's resolution (collectors/resolution.c): a rate
- * of integer counts over a jittered interval moves by less than half its
+ * of integer counts over a jittered interval moves by no more than half its
  * quantum and still gives back its count, values it cannot round come back
  * as they were, and a rate series, once rounded, codes in a few bytes a
  * point instead of the ~7 of full-precision doubles.
@@ -61,10 +61,18 @@ static void
 steps_are_decimal(void **state)
 {
 	(void)state;
-	/* Jiffies at 100 Hz over ~1 s: a quantum of ~0.01 cores, kept to 0.001. */
-	assert_true(collector_resolved(397.0 / 100 / 1.0023, 1 / (100 * 1.0023)) == 3961.0 / 1000);
-	/* Switches over ~1 s: a quantum of ~1, kept to 0.1. */
-	assert_true(collector_resolved(2345.0 / 0.9981, 1 / 0.9981) == 23495.0 / 10);
+	/* Jiffies at 100 Hz over a little more than 1 s: a quantum just under 0.01 cores, kept to 0.005. */
+	assert_true(collector_resolved(397.0 / 100 / 1.0023, 1 / (100 * 1.0023)) == 3960.0 / 1000);
+	assert_true(collector_resolved(398.0 / 100 / 1.0023, 1 / (100 * 1.0023)) == 3970.0 / 1000);
+	/* A little less than 1 s: just over 0.01, kept to 0.01. */
+	assert_true(collector_resolved(397.0 / 100 / 0.9981, 1 / (100 * 0.9981)) == 398.0 / 100);
+	/* Switches over ~1 s: a quantum of ~1, kept to whole switches. */
+	assert_true(collector_resolved(2345.0 / 0.9981, 1 / 0.9981) == 2349);
+	/* Over 0.25 s: a quantum of ~4, still whole switches; over 10 s: just under 0.1, steps of 0.05. */
+	assert_true(collector_resolved(2345.0 / 0.2503, 1 / 0.2503) == 9369);
+	assert_true(collector_resolved(2345.0 / 10.002, 1 / 10.002) == 23445.0 / 100);
+	/* A quantum of 0.0231: steps of 0.02. */
+	assert_true(collector_resolved(1.2345, 0.0231) == 124.0 / 100);
 	/* Never coarser than whole units, however coarse the quantum. */
 	assert_true(collector_resolved(12345.6, 40) == 12346);
 	assert_true(collector_resolved(-2.5004, 0.01) == -2.5);
@@ -127,12 +135,12 @@ rate_series_codes_small(void **state)
 	(void)state;
 	print_message("cores-used rate, bytes a point: %.3f full precision, %.3f at its resolution\n", full, resolved);
 	assert_true(full > 5);
-	assert_true(resolved < 2.5);
+	assert_true(resolved < 1.2);
 }
 
 /*
  * A nanosecond clock's rate: six decimals of a core at most, fewer when
- * the interval is short (10 us over 0.25 s is 4e-5 cores: five decimals),
+ * the interval is short (10 us over 0.25 s is 4e-5 cores: steps of 2e-5),
  * and never further than the interval's uncertainty from the exact rate.
  */
 static void
@@ -143,13 +151,15 @@ clock_rates_at_the_interval_resolution(void **state)
 	(void)state;
 	v = collector_clock_cores(3782111017.0, 10.0);          /* 0.3782111017 cores over a detail interval */
 	assert_true(v == 0.378211);
-	v = collector_clock_cores(378211101.0, 1.0);
-	assert_true(v == 0.378211);
-	v = collector_clock_cores(94552775.0, 0.25);            /* quantum 4e-5: steps of 1e-5 */
+	v = collector_clock_cores(378211101.0, 1.0);             /* quantum 1e-5: five decimals */
 	assert_true(v == 0.37821);
+	v = collector_clock_cores(94552775.0, 0.25);            /* quantum 4e-5: steps of 2e-5 */
+	assert_true(v == 0.37822);
 	for (double ns = 1; ns < 2e9; ns = ns * 1.37 + 11) {
 		v = collector_clock_cores(ns, 1.003);
 		assert_true(fabs(v - ns / 1e9 / 1.003) <= 0.5e-5 / 1.003 + 1e-12);
+		/* On steps of 5e-6, the coarsest not above the quantum of 1e-5 / 1.003. */
+		assert_true(fabs(v * 2e5 - round(v * 2e5)) < 1e-6);
 	}
 }
 

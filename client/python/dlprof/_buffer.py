@@ -41,16 +41,21 @@ def valid_label(text, max_bytes=64):
 
 def resolved(value, quantum):
     """
-    value rounded to the coarsest decimal step (10^-d, d <= 6) not above half
-    of quantum, the smallest change its measurement can show, as the
-    daemon's collectors keep theirs: the digits below say nothing about what
-    was timed, and made every point a full double the store could not
-    compress.  value as it is when quantum is finer than 2 x 10^-6.
+    value rounded to the coarsest step of 1, 2 or 5 x 10^-d (d <= 6, never
+    above 1) not above quantum, the smallest change its measurement can
+    show, as the daemon's collectors keep theirs (collector_resolved): it
+    moves by at most half of quantum; the digits below say nothing about
+    what was timed, and made every point a full double the store could not
+    compress.  value as it is when quantum is finer than 10^-6.
     """
-    d = 0
-    while d <= 6 and quantum * 10 ** d < 2:
-        d += 1
-    return value if d > 6 else round(value, d)
+    if not math.isfinite(value) or not quantum > 0:
+        return value
+    for d in range(7):
+        for c in ((1,) if d == 0 else (5, 2, 1)):
+            if c <= quantum * 10 ** d:
+                # An integer over a power of ten: the double the codec decodes to.
+                return round(value * 10 ** d / c) * c / 10 ** d
+    return value
 
 
 def as_value(value):

@@ -32,7 +32,7 @@ log = logging.getLogger("dlprof")
 # The resolution of a step's or phase's duration, in seconds: the
 # interpreter spends a microsecond or more between a step's end and the
 # clock read that marks it, so the digits below are not the job's.
-STEP_CLOCK_S = 2e-6
+STEP_CLOCK_S = 1e-6
 
 
 def _default_workload():
