@@ -30,6 +30,8 @@
 
 #define FLUSH_MAX_S (6 * 3600.0)
 #define MINUTE_DAYS 90.0           /* per-minute rows are kept this long; hour rows always */
+/* Spans below 2^31 (until the year ~42,800): span x STORE_BLOCK_KEY_SPAN + id stays an int64. */
+#define SPAN_MAX 2147483647.0
 
 static const char sql_staged_oldest[] = "SELECT min(t) FROM samples";
 static const char sql_staged[] =
@@ -39,9 +41,9 @@ static const char sql_staged_delete[] = "DELETE FROM samples WHERE t < ?1";
 static const char sql_series_insert[] =
 	"INSERT INTO series (job_id, name, phase) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING";
 static const char sql_series_id[] = "SELECT id FROM series WHERE job_id = ?1 AND name = ?2 AND phase = ?3";
-static const char sql_block_get[] = "SELECT data FROM series_blocks WHERE series_id = ?1 AND t0 = ?2";
+static const char sql_block_get[] = "SELECT data FROM series_blocks WHERE key = ?1";
 static const char sql_block_put[] =
-	"INSERT OR REPLACE INTO series_blocks (series_id, t0, n, sum, min, max, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+	"INSERT OR REPLACE INTO series_blocks (key, n, sum, min, max, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 static const char sql_hour_add[] =
 	"INSERT INTO series_hour (series_id, t, n, sum, min, max) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 	" ON CONFLICT(series_id, t) DO UPDATE SET n = n + excluded.n, sum = sum + excluded.sum,"
@@ -50,8 +52,9 @@ static const char sql_minute_add[] =
 	"INSERT INTO series_minute (series_id, t, n, sum, min, max) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
 	" ON CONFLICT(series_id, t) DO UPDATE SET n = n + excluded.n, sum = sum + excluded.sum,"
 	" min = min(min, excluded.min), max = max(max, excluded.max)";
-static const char sql_old_blocks[] = "SELECT series_id, t0, data FROM series_blocks WHERE t0 <= ?1";
-static const char sql_old_blocks_delete[] = "DELETE FROM series_blocks WHERE t0 <= ?1";
+/* The blocks of every span before the one whose first key is ?1. */
+static const char sql_old_blocks[] = "SELECT key, data FROM series_blocks WHERE key < ?1";
+static const char sql_old_blocks_delete[] = "DELETE FROM series_blocks WHERE key < ?1";
 static const char sql_old_minutes_delete[] = "DELETE FROM series_minute WHERE t < ?1";
 
 static const char sql_mark_set[] = "UPDATE sampler_flushed SET t = ?1";
@@ -149,9 +152,9 @@ cmp_point_t(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Adds the points of the group's block already stored (late points for a flushed span). */
+/* Adds the points of the group's block (key) already stored: late points for a flushed span. */
 static int
-group_merge_stored(struct store_conn *c, struct group *g)
+group_merge_stored(struct store_conn *c, struct group *g, int64_t key)
 {
 	sqlite3_stmt *s = store_stmt(c, sql_block_get);
 	struct series_point *old = NULL, *np;
@@ -160,8 +163,7 @@ group_merge_stored(struct store_conn *c, struct group *g)
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, g->series_id);
-	sqlite3_bind_int64(s, 2, g->t0);
+	sqlite3_bind_int64(s, 1, key);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		if (series_decode(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), &old, &nold) < 0) {
@@ -196,12 +198,21 @@ group_flush(struct store_conn *c, struct group *g)
 	unsigned char *buf = NULL;
 	sqlite3_stmt *put;
 	size_t len, nfresh = g->n;
+	int64_t key;
 	int r, rc;
 
 	if (g->n == 0)
 		return STORE_OK;
 	summarize(g->p, nfresh, &fresh);
-	if ((r = group_series(c, g)) != STORE_OK || (r = group_merge_stored(c, g)) != STORE_OK)
+	if ((r = group_series(c, g)) != STORE_OK)
+		return r;
+	if (!store_block_key(g->series_id, g->t0, &key)) {
+		/* Points before 1970 (a client's clock), or the 2^32nd series: kept out, the flush goes on. */
+		log_warnx("%s: series %lld: %zu points in the span at %lld have no block; dropped", __func__,
+			  (long long)g->series_id, g->n, (long long)g->t0);
+		return STORE_OK;
+	}
+	if ((r = group_merge_stored(c, g, key)) != STORE_OK)
 		return r;
 	summarize(g->p, g->n, &all);
 	/* A span holds 600 s of points: more than the codec's maximum only above ~100 Hz; the rest is dropped. */
@@ -217,13 +228,12 @@ group_flush(struct store_conn *c, struct group *g)
 		free(buf);
 		return STORE_EIO;
 	}
-	sqlite3_bind_int64(put, 1, g->series_id);
-	sqlite3_bind_int64(put, 2, g->t0);
-	sqlite3_bind_int64(put, 3, (sqlite3_int64)all.n);
-	sqlite3_bind_double(put, 4, all.sum);
-	sqlite3_bind_double(put, 5, all.min);
-	sqlite3_bind_double(put, 6, all.max);
-	sqlite3_bind_blob(put, 7, buf, (int)len, free);
+	sqlite3_bind_int64(put, 1, key);
+	sqlite3_bind_int64(put, 2, (sqlite3_int64)all.n);
+	sqlite3_bind_double(put, 3, all.sum);
+	sqlite3_bind_double(put, 4, all.min);
+	sqlite3_bind_double(put, 5, all.max);
+	sqlite3_bind_blob(put, 6, buf, (int)len, free);
 	rc = sqlite3_step(put);
 	sqlite3_reset(put);
 	if (rc != SQLITE_DONE)
@@ -382,33 +392,67 @@ exec_bound(struct store_conn *c, const char *sql, double arg, const char *what)
 static int
 retire_blocks(struct store_conn *c, double cutoff, double minute_cutoff, size_t *nblocks)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_old_blocks);
+	sqlite3_stmt *s = store_stmt(c, sql_old_blocks), *del;
+	double span = floor(cutoff / STORE_BLOCK_S);   /* the first span that has not ended by cutoff */
 	struct series_point *p;
 	int rc = SQLITE_DONE, r = STORE_OK;
+	int64_t key, first;
 	size_t n;
 
 	*nblocks = 0;
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, (int64_t)floor(cutoff) - STORE_BLOCK_S);
+	if (!(span > 0))
+		return exec_bound(c, sql_old_minutes_delete, minute_cutoff, "delete old minute rows");
+	first = (int64_t)fmin(span, SPAN_MAX) * STORE_BLOCK_KEY_SPAN;
+	sqlite3_bind_int64(s, 1, first);
 	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (series_decode(sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2), &p, &n) < 0) {
+		key = sqlite3_column_int64(s, 0);
+		if (series_decode(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1), &p, &n) < 0) {
 			log_warnx("%s: series %lld: block at %lld does not decode; dropped", __func__,
-				  (long long)sqlite3_column_int64(s, 0), (long long)sqlite3_column_int64(s, 1));
+				  (long long)(key % STORE_BLOCK_KEY_SPAN),
+				  (long long)(key / STORE_BLOCK_KEY_SPAN * STORE_BLOCK_S));
 			continue;
 		}
-		r = block_to_minutes(c, sqlite3_column_int64(s, 0), p, n);
+		r = block_to_minutes(c, key % STORE_BLOCK_KEY_SPAN, p, n);
 		free(p);
 		(*nblocks)++;
 	}
 	if (r == STORE_OK && rc != SQLITE_DONE)
 		r = store_fail(c, rc, "read old blocks");
 	sqlite3_reset(s);
-	if (r == STORE_OK)
-		r = exec_bound(c, sql_old_blocks_delete, floor(cutoff) - STORE_BLOCK_S, "delete old blocks");
-	if (r == STORE_OK)
-		r = exec_bound(c, sql_old_minutes_delete, minute_cutoff, "delete old minute rows");
-	return r;
+	if (r != STORE_OK)
+		return r;
+	if ((del = store_stmt(c, sql_old_blocks_delete)) == NULL)
+		return STORE_EIO;
+	sqlite3_bind_int64(del, 1, first);
+	rc = sqlite3_step(del);
+	sqlite3_reset(del);
+	if (rc != SQLITE_DONE)
+		return store_fail(c, rc, "delete old blocks");
+	return exec_bound(c, sql_old_minutes_delete, minute_cutoff, "delete old minute rows");
+}
+
+bool
+store_block_key(int64_t series_id, int64_t t0, int64_t *key)
+{
+	if (series_id < 0 || series_id >= STORE_BLOCK_KEY_SPAN || t0 < 0 || t0 % STORE_BLOCK_S != 0 ||
+	    (double)(t0 / STORE_BLOCK_S) > SPAN_MAX)
+		return false;
+	*key = t0 / STORE_BLOCK_S * STORE_BLOCK_KEY_SPAN + series_id;
+	return true;
+}
+
+bool
+store_block_keys(int64_t series_id, double lo, double hi, int64_t *first, int64_t *last)
+{
+	double a = fmax(floor(lo / STORE_BLOCK_S) + 1, 0), b = fmin(floor(hi / STORE_BLOCK_S), SPAN_MAX);
+
+	if (isnan(lo) || isnan(hi) || !(a <= b) || series_id < 0 || series_id >= STORE_BLOCK_KEY_SPAN)
+		return false;
+	*first = (int64_t)a * STORE_BLOCK_KEY_SPAN + series_id;
+	*last = (int64_t)b * STORE_BLOCK_KEY_SPAN + series_id;
+	return true;
 }
 
 /* Encodes one series' points from memory (any order) into their spans' blocks. */

@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "store.h"
 
@@ -110,6 +111,18 @@ void store_reader_done(struct store *st, struct store_conn *c);
 typedef json_t *store_row_fn(sqlite3_stmt *s);
 int store_outbox_peek(struct store *st, const char *peek_sql, const char *max_sql, store_row_fn *row,
 		      const char *what, int max, json_t **out, int64_t *last);
+
+/*
+ * A block's rowid (sql/015_series_blocks_key.sql): its span's index times
+ * STORE_BLOCK_KEY_SPAN plus its series' id, so keys ascend with time.
+ * store_block_key is false for a span before 1970 or past ~2^31 spans, or
+ * an id outside [0, 2^32): such a block has no key.  store_block_keys gives
+ * the keys of one series' spans whose start t0 has lo < t0 <= hi (any
+ * doubles), a step of STORE_BLOCK_KEY_SPAN apart; false when there are none.
+ */
+#define STORE_BLOCK_KEY_SPAN 4294967296LL
+bool store_block_key(int64_t series_id, int64_t t0, int64_t *key);
+bool store_block_keys(int64_t series_id, double lo, double hi, int64_t *first, int64_t *last);
 
 /* Column helpers for reads: text or NULL as JSON, and JSON text parsed. */
 json_t *store_col_text(sqlite3_stmt *s, int col);

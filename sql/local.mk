@@ -12,7 +12,8 @@ MIGRATIONS = \
 	sql/011_sampler_flushed.sql \
 	sql/012_goodput_state.sql \
 	sql/013_cluster_ranks.sql \
-	sql/014_series_codec_v2.sql
+	sql/014_series_codec_v2.sql \
+	sql/015_series_blocks_key.sql
 # The cluster store's schema on PostgreSQL, versioned the same way.
 CLUSTER_MIGRATIONS = \
 	sql/cluster/001_shared.sql \

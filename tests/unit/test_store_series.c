@@ -24,6 +24,7 @@
 #include "migrations.h"
 #include "series_codec.h"
 #include "store.h"
+#include "store_internal.h"
 #include "store_series.h"
 
 /* 200 s into a ten-minute span, 20 s into a minute. */
@@ -285,7 +286,7 @@ retention_keeps_minutes(void **state)
 	 */
 	assert_int_equal(store_series_maintain(f->st, T0 + 86400, 0, true), STORE_OK);
 	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 1400, 1, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT min(t0) FROM series_blocks"), (int64_t)T0 + 1000);
+	assert_int_equal(query_int(f->db, "SELECT min(key) / 4294967296 * 600 FROM series_blocks"), (int64_t)T0 + 1000);
 	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
 	assert_int_equal(json_array_size(a.points), 1 + 16 + 400);
 	assert_float_equal(point(a.points, 0, 0), T0 - 20 + 30, 1e-6);
@@ -319,6 +320,61 @@ late_points_merge(void **state)
 	answer_free(&a);
 	/* The hour tier counts it once. */
 	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_hour"), N + 10 + 1);
+}
+
+/*
+ * A point before 1970 has no block (ingest refuses one; the store does not
+ * count on it): it is dropped, and the flush that met it goes on.
+ */
+static void
+points_before_1970_dropped_alone(void **state)
+{
+	struct fx *f = *state;
+	struct store_series_query q = {.job_id = f->job, .name = "early", .has_from = true, .from = T0 - 10,
+				       .has_to = true, .to = T0 + 10};
+	struct sample early[2] = {{f->job, -30.0, "early", 1, NULL}, {f->job, 30.0, "early", 3, NULL}};
+	struct store_series_answer a;
+
+	flush_all(f);
+	assert_int_equal(store_samples_write(f->st, early, 2), STORE_OK);
+	assert_int_equal(store_series_maintain(f->st, 7200, 0, true), STORE_OK);
+	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
+	/* The point at 30 s has its block: the one before 1970 did not stop the flush. */
+	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_blocks WHERE key < 4294967296"), 1);
+	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_blocks"), N + 10 + 1);
+	assert_int_equal(store_samples_write(f->st, &(struct sample){f->job, T0, "early", 2, NULL}, 1), STORE_OK);
+	flush_all(f);
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 1);
+	assert_true(point(a.points, 0, 1) == 2);
+	answer_free(&a);
+}
+
+/* The keys of a series' spans: t0 in (lo, hi], from 1970 on, ids below 2^32. */
+static void
+block_keys(void **state)
+{
+	int64_t k, first, last;
+
+	(void)state;
+	assert_true(store_block_key(7, 1200, &k) && k == 2 * STORE_BLOCK_KEY_SPAN + 7);
+	assert_true(store_block_key(STORE_BLOCK_KEY_SPAN - 1, 0, &k) && k == STORE_BLOCK_KEY_SPAN - 1);
+	assert_false(store_block_key(STORE_BLOCK_KEY_SPAN, 0, &k));
+	assert_false(store_block_key(-1, 0, &k));
+	assert_false(store_block_key(7, -600, &k));
+	assert_false(store_block_key(7, 601, &k));
+	/* (600, 1800]: the spans at 1200 and 1800; (599.5, 1799.9]: 600 and 1200. */
+	assert_true(store_block_keys(7, 600, 1800, &first, &last));
+	assert_true(first == 2 * STORE_BLOCK_KEY_SPAN + 7 && last == 3 * STORE_BLOCK_KEY_SPAN + 7);
+	assert_true(store_block_keys(7, 599.5, 1799.9, &first, &last));
+	assert_true(first == 1 * STORE_BLOCK_KEY_SPAN + 7 && last == 2 * STORE_BLOCK_KEY_SPAN + 7);
+	/* Before 1970 clamps to the first span; nothing in (600, 1199]; no range of NaN or a bad id. */
+	assert_true(store_block_keys(7, -1e300, 0, &first, &last) && first == 7 && last == 7);
+	assert_false(store_block_keys(7, 600, 1199, &first, &last));
+	assert_false(store_block_keys(7, NAN, 1e9, &first, &last));
+	assert_false(store_block_keys(STORE_BLOCK_KEY_SPAN, 0, 1e9, &first, &last));
+	/* The far future clamps below the int64's end. */
+	assert_true(store_block_keys(7, 0, 1e300, &first, &last) && last > first && last % STORE_BLOCK_KEY_SPAN == 7);
 }
 
 /* A database as schema 6 wrote it: raw rows and per-minute rollups. */
@@ -435,7 +491,11 @@ migrates_schema_9(void **state)
 	assert_int_equal(query_int(f.db, "SELECT count(rowid) FROM series_blocks"), 2);
 	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE sql LIKE '%series_blocks%WITHOUT ROWID%'"),
 			 0);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE name = 'series_blocks_t0'"), 1);
+	/* Keyed by span and series (sql/015): neither of 010's indexes is left. */
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE tbl_name = 'series_blocks'"
+					 " AND type = 'index'"), 0);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM series_blocks WHERE key % 4294967296 = 1"
+					 " AND key / 4294967296 * 600 IN (1699999200, 1699999800)"), 2);   /* T0 - 800, T0 - 200 */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
 	assert_int_equal(system(cmd), 0);
 }
@@ -560,6 +620,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(tier_by_span, setup, teardown),
 		cmocka_unit_test_setup_teardown(retention_keeps_minutes, setup, teardown),
 		cmocka_unit_test_setup_teardown(late_points_merge, setup, teardown),
+		cmocka_unit_test_setup_teardown(points_before_1970_dropped_alone, setup, teardown),
+		cmocka_unit_test(block_keys),
 		cmocka_unit_test(migrates_schema_6),
 		cmocka_unit_test(migrates_schema_9),
 		cmocka_unit_test(sampler_points_in_memory),
