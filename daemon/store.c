@@ -73,8 +73,8 @@ static const char sql_sampler_mark[] = "SELECT t FROM sampler_flushed";
  * 8 KiB pages for a new file (an existing one keeps its own: SQLite only
  * changes it by VACUUM, outside WAL).  A page of blocks ends where the next
  * block does not fit, and blocks are 30 bytes to a few KiB: with 4 KiB
- * pages a fifth of the blocks' pages was left empty, 0.1 byte a stored
- * point; with 8 KiB a twentieth (bench/RESULTS.md, history).
+ * pages a sixth of the blocks' pages was left empty, with 8 KiB a
+ * twentieth (0.022 byte a stored point less; bench/RESULTS.md, history).
  */
 static const char sql_pragmas_normal[] =
 	"PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
