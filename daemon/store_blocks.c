@@ -207,7 +207,7 @@ group_flush(struct store_conn *c, struct group *g)
 	if ((r = group_series(c, g)) != STORE_OK)
 		return r;
 	if (!store_block_key(g->series_id, g->t0, &key)) {
-		/* Points before 1970 (a client's clock), or the 2^32nd series: kept out, the flush goes on. */
+		/* Points before 1970 (ingest refuses them; a row written by hand), or the 2^32nd series. */
 		log_warnx("%s: series %lld: %zu points in the span at %lld have no block; dropped", __func__,
 			  (long long)g->series_id, g->n, (long long)g->t0);
 		return STORE_OK;
