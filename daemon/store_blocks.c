@@ -270,11 +270,26 @@ group_start(struct group *g, sqlite3_stmt *s, int64_t t0)
 	g->n = 0;
 }
 
+/* Runs sql bound to one number. */
+static int
+exec_bound(struct store_conn *c, const char *sql, double arg, const char *what)
+{
+	sqlite3_stmt *s = store_stmt(c, sql);
+	int rc;
+
+	if (s == NULL)
+		return STORE_EIO;
+	sqlite3_bind_double(s, 1, arg);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, what);
+}
+
 /* Encodes the staged rows before cutoff into blocks and deletes them. */
 static int
 flush_staged(struct store_conn *c, double cutoff, size_t *rows)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_staged), *del;
+	sqlite3_stmt *s = store_stmt(c, sql_staged);
 	struct group g = {0};
 	struct series_point *np;
 	int rc = SQLITE_DONE, r = STORE_OK;
@@ -311,12 +326,7 @@ flush_staged(struct store_conn *c, double cutoff, size_t *rows)
 	free(g.p);
 	if (r != STORE_OK)
 		return r;
-	if ((del = store_stmt(c, sql_staged_delete)) == NULL)
-		return STORE_EIO;
-	sqlite3_bind_double(del, 1, cutoff);
-	rc = sqlite3_step(del);
-	sqlite3_reset(del);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "delete flushed samples");
+	return exec_bound(c, sql_staged_delete, cutoff, "delete flushed samples");
 }
 
 /*
@@ -372,20 +382,6 @@ block_to_minutes(struct store_conn *c, int64_t series_id, const struct series_po
 		i = j;
 	}
 	return STORE_OK;
-}
-
-static int
-exec_bound(struct store_conn *c, const char *sql, double arg, const char *what)
-{
-	sqlite3_stmt *s = store_stmt(c, sql);
-	int rc;
-
-	if (s == NULL)
-		return STORE_EIO;
-	sqlite3_bind_double(s, 1, arg);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, what);
 }
 
 /* Blocks whose span ended before cutoff become minute rows; minute rows past their retention go. */
@@ -497,9 +493,8 @@ flush_pending(struct store *st, struct store_conn *c, double now, size_t *points
 	double *mark = store_pending_mark(st), cutoff = floor(now / STORE_BLOCK_S) * STORE_BLOCK_S;
 	struct pending_run *runs = NULL;
 	struct group g = {0};
-	sqlite3_stmt *s;
 	size_t nruns = 0;
-	int r = STORE_OK, rc;
+	int r = STORE_OK;
 
 	*points = 0;
 	pending_prune(store_pending_of(st), *mark);
@@ -513,15 +508,8 @@ flush_pending(struct store *st, struct store_conn *c, double now, size_t *points
 	}
 	free(g.p);
 	pending_runs_free(runs, nruns);
-	if (r != STORE_OK)
+	if (r != STORE_OK || (r = exec_bound(c, sql_mark_set, cutoff, "move the sampler's flushed mark")) != STORE_OK)
 		return r;
-	if ((s = store_stmt(c, sql_mark_set)) == NULL)
-		return STORE_EIO;
-	sqlite3_bind_double(s, 1, cutoff);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE)
-		return store_fail(c, rc, "move the sampler's flushed mark");
 	*mark = cutoff;
 	return STORE_OK;
 }
