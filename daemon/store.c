@@ -69,17 +69,10 @@ static const char sql_begin[] = "BEGIN IMMEDIATE";
 static const char sql_commit[] = "COMMIT";
 static const char sql_read_begin[] = "BEGIN";   /* deferred: the first read takes the snapshot */
 static const char sql_sampler_mark[] = "SELECT t FROM sampler_flushed";
-/*
- * 8 KiB pages for a new file (an existing one keeps its own: SQLite only
- * changes it by VACUUM, outside WAL).  A page of blocks ends where the next
- * block does not fit, and blocks are 30 bytes to a few KiB: with 4 KiB
- * pages a sixth of the blocks' pages was left empty, with 8 KiB a
- * twentieth (0.022 byte a stored point less; bench/RESULTS.md, history).
- */
 static const char sql_pragmas_normal[] =
-	"PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
+	"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
 static const char sql_pragmas_full[] =
-	"PRAGMA page_size=8192; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;";
+	"PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;";
 /*
  * Each reader's page cache: 512 KiB, not SQLite's default 2 MB.  A reader's
  * cache only lives as long as the database does not change (the writer
