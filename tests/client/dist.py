@@ -19,6 +19,8 @@ import tempfile
 
 import clientlib
 from clientlib import Daemon, Tap, job, run_script, samples
+from dlprof._buffer import resolved
+from dlprof._session import STEP_CLOCK_S
 
 tap = Tap()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,10 +65,6 @@ def check_one_job(d, jid, result, world):
     return j
 
 
-def mean(xs):
-    return sum(xs) / len(xs)
-
-
 def report(d, jid):
     status, _, body = d.get("/api/v1/jobs/%d/report" % jid)
     assert status == 200, (status, body)
@@ -84,11 +82,21 @@ with Daemon() as d:
         j = check_one_job(d, jid, result, 2)
         assert j["ranks"][0]["local_rank"] == 0 and j["ranks"][1]["local_rank"] == 1, j["ranks"]
         assert j["external_id"].startswith("dist:127.0.0.1:"), j["external_id"]
-        # The job's throughput is both ranks' (rank 0's own plus rank 1's latest): about twice one
-        # rank's, once rank 1 has reported (its first batch may come after rank 0's).
-        glob = mean([s["value"] for s in samples(d, jid, "samples_per_s")[20:]])
-        one = mean([s["value"] for s in samples(d, jid, "rank1.samples_per_s")[20:]])
-        assert 1.4 < glob / one < 2.8, (glob, one)
+        # The job's throughput is rank 0's own plus rank 1's latest as the daemon had it when rank 0's
+        # batch came: each global sample less rank 0's own (its batch over its step time, as the
+        # client rounds it) is 0 (rank 1 not heard from yet) or one of rank 1's own figures.  Which
+        # one depends on how the two ranks' batches interleave, so a ratio of the means is not
+        # asserted (it came out 1.27x to 2x on a quiet machine).
+        steps = {s["t"]: s["value"] for s in samples(d, jid, "step_time_s")}
+        theirs = [s["value"] for s in samples(d, jid, "rank1.samples_per_s")]
+        added = []
+        for s in samples(d, jid, "samples_per_s"):
+            dt = steps[s["t"]]
+            other = s["value"] - resolved(64 / dt, 64 * STEP_CLOCK_S / (dt * dt))
+            assert abs(other) < 1e-6 or (theirs and min(abs(other - v) for v in theirs) < 1e-6 * other), \
+                (s, dt, other)
+            added.append(other)
+        assert any(a > 0 for a in added[20:]), added
         rep = report(d, jid)
         assert stragglers(rep) == [], rep["verdicts"]
         assert len(rep["ranks"]) == 2, rep

@@ -213,10 +213,10 @@ class Session:
         now = time.monotonic()
         # Durations to the microsecond (STEP_CLOCK_S): what timing from
         # Python can tell, and what the daemon's block codec stores as small
-        # integers.  (The report's time stays as the clock gives it: rounded
-        # to the millisecond, tests/client/dist.py's global throughput came
-        # out 1.3x to 3.1x one rank's instead of about 2x, for a reason not
-        # yet found.)
+        # integers.  The report's time stays as the clock gives it: a step's
+        # samples share it, and readers tell one step's phases from the
+        # next one's by it, so two steps within one millisecond must not
+        # share a rounded time.
         t = time.time()
         dt = resolved(now - self._last_step, STEP_CLOCK_S)
         self._last_step = now
