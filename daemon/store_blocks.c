@@ -392,25 +392,25 @@ retire_blocks(struct store_conn *c, double cutoff, double minute_cutoff, size_t 
 	double span = floor(cutoff / STORE_BLOCK_S);   /* the first span that has not ended by cutoff */
 	struct series_point *p;
 	int rc = SQLITE_DONE, r = STORE_OK;
-	int64_t key, first;
+	int64_t key, series_id, first;
 	size_t n;
 
 	*nblocks = 0;
 	if (s == NULL)
 		return STORE_EIO;
-	if (!(span > 0))
+	/* The first key of that span: its series 0's. */
+	if (!(span > 0) || !store_block_key(0, (int64_t)fmin(span, SPAN_MAX) * STORE_BLOCK_S, &first))
 		return exec_bound(c, sql_old_minutes_delete, minute_cutoff, "delete old minute rows");
-	first = (int64_t)fmin(span, SPAN_MAX) * STORE_BLOCK_KEY_SPAN;
 	sqlite3_bind_int64(s, 1, first);
 	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		key = sqlite3_column_int64(s, 0);
+		series_id = key % STORE_BLOCK_KEY_SPAN;
 		if (series_decode(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1), &p, &n) < 0) {
 			log_warnx("%s: series %lld: block at %lld does not decode; dropped", __func__,
-				  (long long)(key % STORE_BLOCK_KEY_SPAN),
-				  (long long)(key / STORE_BLOCK_KEY_SPAN * STORE_BLOCK_S));
+				  (long long)series_id, (long long)(key / STORE_BLOCK_KEY_SPAN * STORE_BLOCK_S));
 			continue;
 		}
-		r = block_to_minutes(c, key % STORE_BLOCK_KEY_SPAN, p, n);
+		r = block_to_minutes(c, series_id, p, n);
 		free(p);
 		(*nblocks)++;
 	}
@@ -444,11 +444,8 @@ store_block_keys(int64_t series_id, double lo, double hi, int64_t *first, int64_
 {
 	double a = fmax(floor(lo / STORE_BLOCK_S) + 1, 0), b = fmin(floor(hi / STORE_BLOCK_S), SPAN_MAX);
 
-	if (isnan(lo) || isnan(hi) || !(a <= b) || series_id < 0 || series_id >= STORE_BLOCK_KEY_SPAN)
-		return false;
-	*first = (int64_t)a * STORE_BLOCK_KEY_SPAN + series_id;
-	*last = (int64_t)b * STORE_BLOCK_KEY_SPAN + series_id;
-	return true;
+	return !isnan(lo) && !isnan(hi) && a <= b && store_block_key(series_id, (int64_t)a * STORE_BLOCK_S, first) &&
+	       store_block_key(series_id, (int64_t)b * STORE_BLOCK_S, last);
 }
 
 /* Encodes one series' points from memory (any order) into their spans' blocks. */
