@@ -78,7 +78,8 @@ def stragglers(rep):
 with Daemon() as d:
     @tap.test("2 ranks (env://, all_reduce): one job, global throughput, no straggler")
     def _():
-        jid, result = run_dist(d, "--ranks", "2", "--steps", "40", "--width", "512")
+        batch = 64
+        jid, result = run_dist(d, "--ranks", "2", "--steps", "40", "--width", "512", "--batch", str(batch))
         j = check_one_job(d, jid, result, 2)
         assert j["ranks"][0]["local_rank"] == 0 and j["ranks"][1]["local_rank"] == 1, j["ranks"]
         assert j["external_id"].startswith("dist:127.0.0.1:"), j["external_id"]
@@ -92,7 +93,7 @@ with Daemon() as d:
         added = []
         for s in samples(d, jid, "samples_per_s"):
             dt = steps[s["t"]]
-            other = s["value"] - resolved(64 / dt, 64 * STEP_CLOCK_S / (dt * dt))
+            other = s["value"] - resolved(batch / dt, batch * STEP_CLOCK_S / (dt * dt))
             assert abs(other) < 1e-6 or (theirs and min(abs(other - v) for v in theirs) < 1e-6 * other), \
                 (s, dt, other)
             added.append(other)
