@@ -34,9 +34,12 @@
 /* Threads of one job whose files stay open; the rest are opened at each read. */
 #define PROC_MAX_OPEN_THREADS 1024
 /*
- * How often a job's CPU limits are read again (affinity from status, the
+ * How often a job's limits are read again (affinity from status, the
  * costliest file of a process, and the cgroup's files); between, the last
- * figures are given again.  Slurm sets them once, at the job's start.
+ * figures are given again.  Slurm sets them once, at the job's start.  The
+ * memory cgroup a job's process lives in is read on every detail tick, so a
+ * process moved into a limited cgroup after it was first seen gets its limit
+ * at the next one, not a minute on.
  */
 #define PROC_LIMITS_EVERY_S 60.0
 
@@ -74,6 +77,9 @@ struct proc_job {
 	int allowed, cpuset;           /* CPUs; 0: unknown */
 	double quota;                  /* cores; 0: none */
 	double mem_limit;              /* bytes, its first process's memory cgroup; 0: none */
+	char mem_cgroup[512];          /* that cgroup's path, as /proc/PID/cgroup names it; "": none read */
+	int mem_version;               /* its hierarchy: 1, 2; 0: none */
+	int limits_given;              /* a sample has carried the limits */
 };
 
 struct proc_ctx {
@@ -461,34 +467,34 @@ proc_detail_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, dou
 	p->listed = 1;
 }
 
+/* The job's first process still alive: the lowest pid may be one that already exited. */
+static pid_t
+proc_first_live(const struct proc_job *j, const struct collector_job *job)
+{
+	size_t i;
+
+	for (i = 0; i < j->nprocs; i++)
+		if (j->procs[i].live)
+			return j->procs[i].pid;
+	return job->npids > 0 ? job->pids[0] : 0;
+}
+
 /* The CPUs the job may use: affinity of its first process, then its cgroup's limits. */
 static void
-proc_read_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job)
+proc_read_cpu_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job, pid_t first)
 {
 	struct cgroup_slurm cg;
 	char buf[8192], list[4096];
 	double quota;
-	int cpus, version;
-	pid_t first = job->npids > 0 ? job->pids[0] : 0;
-	size_t i;
+	int cpus;
 
-	/* The first process still alive: the lowest pid may be one that already exited. */
-	for (i = 0; i < j->nprocs; i++)
-		if (j->procs[i].live) {
-			first = j->procs[i].pid;
-			break;
-		}
 	j->allowed = j->cpuset = 0;
-	j->quota = j->mem_limit = 0;
+	j->quota = 0;
 	if (first > 0 &&
 	    procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)first) >= 0 &&
 	    procfs_status_str(buf, "Cpus_allowed_list", list, sizeof(list)) == 0 &&
 	    (cpus = procfs_cpulist_count(list)) > 0)
 		j->allowed = cpus;
-	/* The memory limit the job's processes live under, Slurm's or any other cgroup's. */
-	if (first > 0 && procfs_readf(buf, sizeof(buf), "%s/%d/cgroup", c->proc_root, (int)first) >= 0 &&
-	    (version = cgroup_parse_memory_path(buf, list, sizeof(list))) > 0)
-		cgroup_memory_limit(c->sys_root, list, version, &j->mem_limit);
 	if (job->cgroup == NULL)
 		return;
 	memset(&cg, 0, sizeof(cg));
@@ -500,18 +506,49 @@ proc_read_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_
 	j->cpuset = cpus > 0 ? cpus : 0;
 }
 
+/*
+ * The memory limit the job's first process lives under, Slurm's or any
+ * other cgroup's: its cgroup is read each time (a small file), the limit
+ * again when that cgroup changed or when due.
+ */
+static void
+proc_read_mem_limit(struct proc_ctx *c, struct proc_job *j, pid_t first, int due)
+{
+	char buf[8192], path[sizeof(j->mem_cgroup)];
+	int version = 0;
+
+	path[0] = '\0';
+	if (first > 0 && procfs_readf(buf, sizeof(buf), "%s/%d/cgroup", c->proc_root, (int)first) >= 0)
+		version = cgroup_parse_memory_path(buf, path, sizeof(path));
+	if (version <= 0)
+		path[0] = '\0';
+	if (!due && version == j->mem_version && strcmp(path, j->mem_cgroup) == 0)
+		return;
+	j->mem_version = version > 0 ? version : 0;
+	memcpy(j->mem_cgroup, path, sizeof(path));
+	j->mem_limit = 0;
+	if (version > 0)
+		cgroup_memory_limit(c->sys_root, path, version, &j->mem_limit);
+}
+
+/*
+ * The job's limits, read at its first sample whatever the tick (so its first
+ * sample carries them) and on detail ticks after, each again when due (see
+ * PROC_LIMITS_EVERY_S).  The CPUs a first read could not find (a process met
+ * mid-start, or gone) are read again at the next detail tick.
+ */
 static void
 proc_put_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job, struct collector_out *out)
 {
-	if (j->limits_mono == 0 || out->mono - j->limits_mono >= PROC_LIMITS_EVERY_S) {
-		proc_read_limits(c, j, job);
-		/*
-		 * Nothing read (the first process gone or not yet itself, a job met
-		 * mid-start): read again at the next detail tick rather than a
-		 * minute on, when a short job's limits would be too late.
-		 */
-		j->limits_mono = j->allowed > 0 ? out->mono : 0;
-	}
+	pid_t first = proc_first_live(j, job);
+	int due = j->limits_mono == 0 || out->mono - j->limits_mono >= PROC_LIMITS_EVERY_S;
+
+	if (due || j->allowed == 0)
+		proc_read_cpu_limits(c, j, job, first);
+	proc_read_mem_limit(c, j, first, due);
+	if (due && j->allowed > 0)
+		j->limits_mono = out->mono;
+	j->limits_given = 1;
 	if (j->allowed > 0)
 		collector_put(out, job->id, j->allowed, "cpu.allowed");
 	if (j->quota > 0)
@@ -600,6 +637,8 @@ proc_sample_job(void *ctx, const struct collector_job *job, struct collector_out
 		proc_put_job(job, &t, elapsed, (double)j->cpu_jiffies / (double)c->hz, c->page, 1.0 / (double)c->hz, out);
 		if (out->detail)
 			proc_detail_job(c, j, job, out);
+		else if (!j->limits_given)
+			proc_put_limits(c, j, job, out);  /* first sight on a cheap tick: its limits now */
 	}
 	j->last_mono = out->mono;
 	j->last_unix = out->t;

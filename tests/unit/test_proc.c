@@ -266,6 +266,83 @@ cpu_limits_from_a_live_process(void **state)
 	collector_proc.job_gone(f->ctx, 8);
 }
 
+/* Writes the busy process's /proc/PID/cgroup: one line per hierarchy, as the kernel does. */
+static void
+write_busy_cgroup(const struct fx *f, const char *text)
+{
+	char path[400];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%d/cgroup", f->link, BUSY_PID);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(text, fp);
+	fclose(fp);
+}
+
+#define TASK_CGROUP "0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n"
+
+/*
+ * A job in a limited memory cgroup carries its limit (the job's, 8 GiB, over
+ * its task's "max") from its very first sample, whichever tick that is: here
+ * a cheap tick between detail ones, for several jobs met in turn.
+ */
+static void
+memory_limit_from_the_first_sample(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "";
+	int k;
+
+	point_at(f, "proc-t0");
+	write_busy_cgroup(f, TASK_CGROUP);
+	for (k = 0; k < 3; k++) {
+		collector_proc.job_gone(f->ctx, 7);
+		collector_out_reset(&f->out, 10000.0 + k, 100.0 + k);
+		f->out.detail = 0;
+		assert_int_equal(collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why)), COLLECTOR_OK);
+		assert_true(collector_value_of(&f->out, 7, "mem.limit_bytes") == 8589934592.0);
+		assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
+		/* The next cheap tick gives the per-tick figures only; detail ticks give the limits again. */
+		collector_out_reset(&f->out, 10000.25 + k, 100.25 + k);
+		f->out.detail = 0;
+		collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+		assert_true(isnan(collector_value_of(&f->out, 7, "mem.limit_bytes")));
+		collector_out_reset(&f->out, 10000.5 + k, 100.5 + k);
+		collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+		assert_true(collector_value_of(&f->out, 7, "mem.limit_bytes") == 8589934592.0);
+	}
+	point_at(f, "proc-t0");  /* the real cgroup file back for the tests after */
+}
+
+/*
+ * A process moved into a limited memory cgroup after the job was first seen
+ * (its CPUs were read, so the minute's timer runs): the limit comes at the
+ * next detail tick, and goes when the process leaves the cgroup.
+ */
+static void
+memory_limit_of_a_cgroup_joined_later(void **state)
+{
+	struct fx *f = *state;
+	char why[128] = "";
+
+	collector_proc.job_gone(f->ctx, 7);
+	point_at(f, "proc-t0");
+	write_busy_cgroup(f, "0::/\n");
+	collector_out_reset(&f->out, 11000.0, 110.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
+	assert_true(isnan(collector_value_of(&f->out, 7, "mem.limit_bytes")));
+	write_busy_cgroup(f, TASK_CGROUP);
+	collector_out_reset(&f->out, 11000.5, 110.5);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(collector_value_of(&f->out, 7, "mem.limit_bytes") == 8589934592.0);
+	write_busy_cgroup(f, "0::/\n");
+	collector_out_reset(&f->out, 11001.0, 111.0);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(isnan(collector_value_of(&f->out, 7, "mem.limit_bytes")));
+	point_at(f, "proc-t0");
+}
+
 /* With schedstat: per-thread CPU in nanoseconds, time waiting for a CPU and slices. */
 static void
 schedstat_waits_and_switches(void **state)
@@ -356,6 +433,8 @@ main(void)
 		cmocka_unit_test(cpu_limits_read_once_a_minute),
 		cmocka_unit_test(cpu_limits_unread_are_read_again),
 		cmocka_unit_test(cpu_limits_from_a_live_process),
+		cmocka_unit_test(memory_limit_from_the_first_sample),
+		cmocka_unit_test(memory_limit_of_a_cgroup_joined_later),
 		cmocka_unit_test(vanished_job_is_ok_and_silent),
 		cmocka_unit_test(node_figures),
 		cmocka_unit_test(unavailable_without_procfs),
