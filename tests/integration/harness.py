@@ -3,10 +3,19 @@
 Standard library only.  Gives:
 
 * ``Tap``: a TAP producer (``ok``/``not ok``/``skip``), one per test file,
-  so automake's tap-driver counts single cases;
+  so automake's tap-driver counts single cases.  A suite that may have to
+  skip as a whole declares its cases up front, ``Tap(plan=N)``, and
+  ``skip_all(reason)`` then reports each of the N as skipped (the driver
+  checks the plan against the cases run, and tests/summary.sh fails a
+  suite that skips as an uncounted "1..0");
 * ``Daemon``: starts ``$DLPROF_BUILDDIR/daemon/dlprofd`` on 127.0.0.1 with
   an ephemeral port (read back from its log), a temporary database and a
-  Unix socket, and stops it (SIGTERM, then SIGKILL as a last resort);
+  Unix socket, and stops it (SIGTERM, then SIGKILL as a last resort).
+  Every daemon the suite started is judged as a test case of its own when
+  it stops: exit 0 after SIGTERM, in time, with no sanitizer report in its
+  log; one that crashed, hung, leaked or exited by itself fails it (a test
+  that ends one on purpose says so: ``kill9``, ``stop(SIGKILL)``,
+  ``expect_exit``).  ``Tap.done`` stops and judges any left running;
 * ``Daemon.request``: one HTTP request, returning (status, headers, body),
   the body parsed as JSON when it is JSON.
 
@@ -22,6 +31,7 @@ A test file looks like::
     tap.done()
 """
 
+import atexit
 import http.client
 import json
 import os
@@ -42,12 +52,31 @@ SRCDIR = os.environ.get("DLPROF_SRCDIR") or os.path.abspath(
 DAEMON = os.path.join(BUILDDIR, "daemon", "dlprofd")
 
 
-class Tap:
-    """Prints TAP as tests run; the plan comes at the end."""
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                   "WARNING: ThreadSanitizer", "SUMMARY: UndefinedBehaviorSanitizer")
 
-    def __init__(self):
+
+def sanitizer_report(log):
+    """The first sanitizer finding in a daemon log, or None."""
+    for mark in SANITIZER_MARKS:
+        i = log.find(mark)
+        if i >= 0:
+            return log[max(0, i - 200):i + 3000]
+    return None
+
+
+class Tap:
+    """Prints TAP as tests run; the plan comes at the end, or first when declared."""
+
+    current = None   # the suite's Tap: the daemons it starts report their exit through it
+
+    def __init__(self, plan=None):
         self.n = 0
         self.failed = 0
+        self.plan = plan
+        Tap.current = self
+        if plan is not None:
+            print("1..%d" % plan, flush=True)
 
     def ok(self, passed, name, diag=None):
         self.n += 1
@@ -61,6 +90,14 @@ class Tap:
     def skip(self, name, reason):
         self.n += 1
         print("ok %d - %s # SKIP %s" % (self.n, name, reason), flush=True)
+
+    def skip_all(self, reason):
+        """The suite cannot run here: each of its declared cases is reported skipped, saying why."""
+        if self.plan is None:
+            raise AssertionError("skip_all needs the suite's cases declared: Tap(plan=N)")
+        while self.n < self.plan:
+            self.skip("case %d of %d" % (self.n + 1, self.plan), reason)
+        sys.exit(0)
 
     def test(self, name):
         """Decorator: runs the function now; an exception or failed assert fails it."""
@@ -79,7 +116,10 @@ class Tap:
         sys.exit(1)
 
     def done(self):
-        print("1..%d" % self.n, flush=True)
+        for d in list(Daemon.running):
+            d.stop()
+        if self.plan is None:
+            print("1..%d" % self.n, flush=True)
         sys.exit(0)
 
 
@@ -100,6 +140,9 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 class Daemon:
     """The built daemon on an ephemeral loopback port with a private state dir."""
 
+    running = []     # started and not yet stopped, in the order they started
+    started = 0      # daemons this suite started, to name each in its exit case
+
     def __init__(self, args=(), db=None, workdir=None, socket_path=True, env=None, start_timeout=60):
         self.owns_workdir = workdir is None
         self.workdir = workdir or tempfile.mkdtemp(prefix="dlprof-test-")
@@ -114,6 +157,8 @@ class Daemon:
         self.start_timeout = start_timeout
         self.proc = None
         self.port = None
+        self.exit_expected = False
+        self.number = 0
         self.log_path = os.path.join(self.workdir, "daemon-%d.log" % int(time.time() * 1000))
 
     # -- life cycle --
@@ -138,31 +183,71 @@ class Daemon:
             m = re.search(r"listening on 127\.0\.0\.1:(\d+)", self.log())
             if m and "started:" in self.log():
                 self.port = int(m.group(1))
+                Daemon.started += 1
+                self.number = Daemon.started
+                self.owner = os.getpid()
+                Daemon.running.append(self)
                 return self
             if self.proc.poll() is not None:
+                self.logf.close()
                 raise RuntimeError("dlprofd exited with %s:\n%s" % (self.proc.returncode, self.log()))
             time.sleep(0.05)
         self.proc.kill()
-        raise RuntimeError("dlprofd did not start in %ss:\n%s" % (self.start_timeout, self.log()))
-
-    def stop(self, sig=signal.SIGTERM, timeout=10):
-        """Stops the daemon; returns its exit code (None if it had to be killed)."""
-        if not self.proc or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        self.proc.send_signal(sig)
-        try:
-            rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            rc = None
-        self.logf.close()
-        return rc
-
-    def kill9(self):
-        self.proc.kill()
         self.proc.wait()
         self.logf.close()
+        raise RuntimeError("dlprofd did not start in %ss:\n%s" % (self.start_timeout, self.log()))
+
+    def expect_exit(self):
+        """The test makes this daemon exit by itself (a fatal condition it provokes): not judged."""
+        self.exit_expected = True
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Stops the daemon; returns its exit code (None if it had to be killed).
+
+        Stopped with SIGTERM (the clean way), the stop is judged as a test case
+        of the suite: exit 0 within timeout and no sanitizer report, else it
+        fails, saying what went wrong.  Any other signal ends it on purpose."""
+        if self not in Daemon.running:
+            return self.proc.returncode if self.proc else None
+        Daemon.running.remove(self)
+        exited_before = self.proc.poll() is not None
+        hung = False
+        if not exited_before:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                hung = True
+                self.proc.kill()
+                self.proc.wait()
+        self.logf.close()
+        rc = None if hung else self.proc.returncode
+        if sig == signal.SIGTERM and not self.exit_expected:
+            self.judge_exit(rc, exited_before, timeout)
+        return rc
+
+    def judge_exit(self, rc, exited_before, timeout):
+        """The exit case: what a person needs to see when it failed (why, the report or the log's end)."""
+        why = None
+        if exited_before:
+            why = "it exited by itself (status %s) before the test stopped it" % rc
+        elif rc is None:
+            why = "it did not exit within %ss of SIGTERM (killed)" % timeout
+        elif rc != 0:
+            why = "it exited with status %s after SIGTERM" % rc
+        log = self.log()
+        report = sanitizer_report(log)
+        if report and why is None:
+            why = "its log has a sanitizer report"
+        if Tap.current is None:
+            return
+        diag = None if why is None else "%s:\n%s" % (why, report or log[-3000:])
+        Tap.current.ok(why is None, "dlprofd #%d of this suite stops cleanly on SIGTERM (exit 0, no sanitizer "
+                                    "report)" % self.number, diag)
+
+    def kill9(self):
+        """Ends the daemon with SIGKILL, on purpose (a crash the test simulates)."""
+        self.stop(signal.SIGKILL)
 
     def log(self):
         try:
@@ -216,6 +301,14 @@ class Daemon:
         status, _, body = self.post("/api/v1/jobs", fields)
         assert status == 201, (status, body)
         return body
+
+
+@atexit.register
+def _stop_left_running():
+    """A suite that died before Tap.done leaves no daemon behind (each is still judged)."""
+    for d in list(Daemon.running):
+        if d.owner == os.getpid():     # not in a forked child: the daemon is its parent's
+            d.stop()
 
 
 def as_uid(uid, fn):

@@ -1,14 +1,14 @@
 """What the reliability suites share, on top of tests/integration/harness.py.
 
-* ``Tap.todo``: a TAP case marked ``# TODO`` (automake counts a failure as
-  XFAIL and a pass as XPASS, which fails the run: the marker must then go);
-* ``clean_exit``: stops a daemon and checks it exited 0 with no sanitizer
-  report in its log, so ASan, UBSan, LSan and TSan findings fail the suite;
 * ``tmpfs``: a small tmpfs mounted for the test (root only);
 * ``NetPair``: two network namespaces joined by a veth pair, so a test can
   reach the daemon from a non-loopback address without touching the host's
   own network;
 * ``raw``: one HTTP exchange over a plain socket, for malformed requests.
+
+A daemon's clean exit (status 0 after SIGTERM, no ASan, UBSan, LSan or
+TSan report in its log) is judged by the harness for every daemon it
+stops, as a case of its own.
 """
 
 import ctypes
@@ -21,38 +21,7 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-import harness  # noqa: E402
-from harness import DAEMON, SRCDIR, Daemon, wait_until  # noqa: E402,F401
-
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                   "WARNING: ThreadSanitizer", "SUMMARY: UndefinedBehaviorSanitizer")
-
-
-class Tap(harness.Tap):
-    def todo(self, passed, name, reason, diag=None):
-        """A case that documents missing behaviour; its failure does not fail the run."""
-        self.n += 1
-        print("%s %d - %s # TODO %s" % ("ok" if passed else "not ok", self.n, name, reason), flush=True)
-        if diag and not passed:
-            for line in str(diag).rstrip().splitlines():
-                print("# " + line, flush=True)
-
-
-def sanitizer_report(log):
-    """The first sanitizer finding in a daemon log, or None."""
-    for mark in SANITIZER_MARKS:
-        i = log.find(mark)
-        if i >= 0:
-            return log[max(0, i - 200):i + 3000]
-    return None
-
-
-def clean_exit(d):
-    """Stops d with SIGTERM; asserts exit 0 and a log free of sanitizer reports."""
-    rc = d.stop(timeout=30)
-    report = sanitizer_report(d.log())
-    assert report is None, report
-    assert rc == 0, (rc, d.log()[-3000:])
+from harness import DAEMON, SRCDIR, Daemon, Tap, sanitizer_report, wait_until  # noqa: E402,F401
 
 
 def is_root():

@@ -29,7 +29,7 @@ RELIABILITY_RELEASE_TESTS = tests/reliability/test_soak.py tests/reliability/tes
 # reloads all at once (test_concurrency.py), and the cluster store's thread
 # beside handlers and the tuner (test_cluster.py).  A race fails them.
 TSAN_TESTS = tests/unit/test_store tests/unit/test_mhd_pool tests/reliability/test_concurrency.py \
-	tests/integration/test_cluster.py
+	tests/integration/test_cluster.py tests/unit/test_oom
 
 # The access rule and token comparison of server.c, as a unit.
 if HAVE_CMOCKA

@@ -17,7 +17,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Tap, clean_exit, sanitizer_report  # noqa: E402
+from common import Daemon, Tap, sanitizer_report  # noqa: E402
 
 DURATION = float(os.environ.get("DLPROF_CONCURRENCY_SECONDS", "8"))
 tap = Tap()
@@ -133,8 +133,6 @@ with Daemon(args=["--interval", "0.05", "--http-threads", "4", "--ingest-rate", 
         report = sanitizer_report(d.log())
         assert report is None, report
 
-    @tap.test("the daemon exits cleanly after it (TSan/ASan/LSan clean)")
-    def _():
-        clean_exit(d)
+    d.stop()   # the harness judges its exit, as a case of its own
 
 tap.done()

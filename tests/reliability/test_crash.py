@@ -16,7 +16,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Tap, clean_exit, wait_until  # noqa: E402
+from common import Daemon, Tap, wait_until  # noqa: E402
 
 ROUNDS = 3
 THREADS = 6
@@ -107,9 +107,7 @@ for rnd in range(ROUNDS):
         assert want and not missing, "%d acknowledged samples lost, e.g. %s" % (len(missing), sorted(missing)[:5])
 
     if d2.proc:
-        @tap.test("round %d: the restarted daemon exits cleanly" % (rnd + 1))
-        def _():
-            clean_exit(d2)
+        d2.stop()   # the harness judges its exit, as a case of its own
 
 shutil.rmtree(workdir, ignore_errors=True)
 tap.done()

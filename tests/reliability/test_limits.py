@@ -17,13 +17,12 @@ import http.client
 import json
 import os
 import socket
-import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DAEMON, Daemon, Tap, clean_exit, status_of, wait_until  # noqa: E402
+from common import Daemon, Tap, status_of, wait_until  # noqa: E402
 
 tap = Tap()
 H = b"Host: x\r\n"
@@ -46,11 +45,6 @@ def closed_by_server(s):
         return True
     finally:
         s.setblocking(True)
-
-
-def daemon_knows(flag):
-    r = subprocess.run([DAEMON, "--help"], capture_output=True, text=True, timeout=10)
-    return flag in r.stdout
 
 
 def slow_clients():
@@ -83,9 +77,7 @@ def slow_clients():
         for s in socks:
             s.close()
 
-        @tap.test("the daemon exits cleanly after the slow clients")
-        def _():
-            clean_exit(d)
+        d.stop()   # the harness judges its exit, as a case of its own
 
 
 def connection_limit():
@@ -104,7 +96,7 @@ def connection_limit():
 
         for s in socks:
             s.close()
-        clean_exit(d)
+        d.stop()   # the harness judges its exit, as a case of its own
 
 
 def post_batch(port, path, values):
@@ -169,13 +161,10 @@ def queue_full():
             con.close()
             assert want and not (want - have), len(want - have)
 
-        clean_exit(d)
+        d.stop()   # the harness judges its exit, as a case of its own
 
 
 def rate_limit():
-    if not daemon_knows("--ingest-rate"):
-        tap.skip("a client over ingest_rate gets 429", "this dlprofd has no ingest_rate setting yet")
-        return
     with Daemon(args=["--ingest-rate", "2", "--ingest-burst", "5"]) as d:
         job = d.register("rate", )["id"]
         path = "/api/v1/jobs/%d/metrics" % job
@@ -203,7 +192,7 @@ def rate_limit():
             time.sleep(int(limited[-1][1]["retry-after"]))
             assert d.post(path, {"samples": []})[0] == 200
 
-        clean_exit(d)
+        d.stop()   # the harness judges its exit, as a case of its own
 
 
 def unread_bytes(port):
@@ -263,7 +252,7 @@ def body_budget():
                 s.close()
             wait_until(lambda: d.post("/api/v1/jobs", {"workload": "after"})[0] == 201, timeout=10)
 
-        clean_exit(d)
+        d.stop()   # the harness judges its exit, as a case of its own
 
 
 slow_clients()

@@ -16,11 +16,10 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DAEMON, Daemon, NetPair, Tap, clean_exit, is_root, wait_until  # noqa: E402
+from common import Daemon, NetPair, Tap, is_root, wait_until  # noqa: E402
 
 tap = Tap()
 TOKEN = "remote-test-token-0123456789abcdef"
@@ -149,15 +148,10 @@ def main(net):
             status, body = remote("POST", "/api/v1/jobs", {"workload": "r"}, token=t)
             assert status == 403, (t, status, body)
 
-    @tap.test("the daemon in the namespace exits cleanly")
-    def _():
-        clean_exit(d)
+    d.stop()   # the harness judges its exit, as a case of its own
 
 
 def per_address_limit(net):
-    if "--max-connections-per-ip" not in subprocess.run([DAEMON, "--help"], capture_output=True, text=True).stdout:
-        tap.skip("connections per remote address are capped", "this dlprofd has no max_connections_per_ip yet")
-        return
     d = NsDaemon(net, "", args=["--max-connections-per-ip", "5"])
     d.start()
     rport = d.remote_port
@@ -198,7 +192,7 @@ def per_address_limit(net):
                 return False   # refused until the daemon has seen the closes
         wait_until(served, timeout=10, interval=0.2)
 
-    clean_exit(d)
+    d.stop()   # the harness judges its exit, as a case of its own
 
 
 if not is_root():
