@@ -16,7 +16,7 @@ import { Tap } from './lib/tap.mjs';
 import { browserMissing, withDaemon, launch, open, screenshot, SRCDIR } from './lib/harness.mjs';
 import { HOSTILE } from './lib/seed.mjs';
 
-const tap = new Tap();
+const tap = new Tap(11);
 const why = await browserMissing();
 if (why)
 	tap.skipAll(why);

@@ -10,7 +10,7 @@
 import { Tap } from './lib/tap.mjs';
 import { browserMissing, withDaemon, launch, open, screenshot } from './lib/harness.mjs';
 
-const tap = new Tap();
+const tap = new Tap(10);
 const why = await browserMissing();
 if (why)
 	tap.skipAll(why);

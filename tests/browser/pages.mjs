@@ -10,7 +10,7 @@ import { Tap } from './lib/tap.mjs';
 import { browserMissing, withDaemon, launch, open, screenshot } from './lib/harness.mjs';
 import { seed } from './lib/seed.mjs';
 
-const tap = new Tap();
+const tap = new Tap(65);
 const why = await browserMissing();
 if (why)
 	tap.skipAll(why);
@@ -45,8 +45,6 @@ await withDaemon(tap, async (d) => {
 	try {
 		const page = await b.page();
 		page.setDefaultTimeout(10000);
-		/* Until the workloads API exists its pages are skipped, saying so. */
-		const noWorkloads = (await fetch(d.base + 'api/v1/workloads')).status === 404 ? 'GET /api/v1/workloads answers 404' : null;
 
 		/*
 		 * A fresh daemon: empty states say what to run.  The sampler may
@@ -64,9 +62,9 @@ await withDaemon(tap, async (d) => {
 			await screenshot(page, 'empty-jobs');
 			clean(page, 'empty jobs page');
 		}
-		const learned = noWorkloads ? 0 : (await d.api('GET', 'workloads')).workloads.length;
-		if (noWorkloads || learned) {
-			tap.skip('no workloads: the empty state gives the prologue line', noWorkloads || `${learned} workloads discovered`);
+		const learned = (await d.api('GET', 'workloads')).workloads.length;
+		if (learned) {
+			tap.skip('no workloads: the empty state gives the prologue line', `${learned} workloads discovered`);
 		} else {
 			await open(page, d.base, 'workloads');
 			const emptyWl = await page.textContent('[data-testid=empty]');
@@ -88,7 +86,7 @@ await withDaemon(tap, async (d) => {
 			[`jobs/${data.silent.id}`, 'job-no-data'],
 			['workloads', 'workloads'],
 			['workloads/lstm-train', 'workload-lstm'],
-		].filter(([r]) => !(noWorkloads && r.startsWith('workloads')));
+		];
 		for (const [scheme, width] of [['light', 1280], ['dark', 390]]) {
 			await page.emulateMedia({ colorScheme: scheme });
 			await page.setViewportSize({ width, height: 900 });
@@ -154,10 +152,6 @@ await withDaemon(tap, async (d) => {
 		await page.click(`[data-testid=jobs] a[href="#/jobs/${data.lstm.id}"] >> nth=0`);
 		await page.waitForSelector('main[data-loaded="true"] [data-testid=job-title]');
 		tap.equal(await page.textContent('[data-testid=job-title]'), 'lstm-train', 'a job link opens its page');
-		if (noWorkloads) {
-			tap.skip('workload pages: navigation, surface and prologue line', noWorkloads);
-			return;
-		}
 		await page.click('nav.tabs >> text=Workloads');
 		await page.waitForSelector('main[data-loaded="true"] [data-testid=workloads]');
 		await page.click('[data-testid=workloads] a[href^="#/workloads/lstm-train?"]');
@@ -182,31 +176,23 @@ await withDaemon(tap, async (d) => {
 
 		/* The workload's surface: one point per tried config with an intra_threads value. */
 		await open(page, d.base, 'workloads/lstm-train');
-		const w = await d.api('GET', 'workloads/lstm-train').catch(() => null);
+		const w = await d.api('GET', 'workloads/lstm-train');
 		const surf = await chartState(page, 'surface');
-		if (w && surf.found)
-			tap.ok(surf.points >= 1 && surf.canvas, 'the learned surface is drawn', surf);
-		else
-			tap.skip('the learned surface is drawn', w ? 'nothing measured' : 'no workloads API');
+		tap.ok(surf.found && surf.points >= 1 && surf.canvas, 'the learned surface is drawn', surf);
 
-		/* Per phase, what the best whole-job plan runs there and its evidence, as the API says. */
-		const settings = (w && w.phase_settings) || [];
-		if (settings.length) {
-			const shown = await page.evaluate(() => [...document.querySelectorAll('.card')]
-				.filter((c) => /Per-phase settings/.test(c.textContent))
-				.map((c) => [...c.querySelectorAll('tbody tr')].map((r) => r.textContent)));
-			const rows = shown[0] || [];
-			tap.ok(rows.length === settings.length && settings.every((s) => rows.some((r) => r.startsWith(s.phase) && /with it|job-wide/.test(r))),
-				'the workload page shows each phase\'s adopted setting with whole-job evidence', { rows, settings });
-			const plans = await page.evaluate(() => [...document.querySelectorAll('.card')]
-				.filter((c) => /Whole-job plans measured/.test(c.textContent))
-				.map((c) => c.querySelectorAll('tbody tr').length));
-			tap.equal(plans[0], (w.plans || []).length, 'the workload page lists every whole-job plan measured');
-			await screenshot(page, 'workload-phases');
-		} else {
-			tap.skip('the workload page shows each phase\'s adopted setting with whole-job evidence', 'no phase measured');
-			tap.skip('the workload page lists every whole-job plan measured', 'no phase measured');
-		}
+		/* Per phase, what the best whole-job plan runs there and its evidence, as the API says (seed: phases). */
+		const settings = w.phase_settings || [];
+		const phaseRows = (await page.evaluate(() => [...document.querySelectorAll('.card')]
+			.filter((c) => /Per-phase settings/.test(c.textContent))
+			.map((c) => [...c.querySelectorAll('tbody tr')].map((r) => r.textContent))))[0] || [];
+		tap.ok(settings.length > 0 && phaseRows.length === settings.length
+			&& settings.every((s) => phaseRows.some((r) => r.startsWith(s.phase) && /with it|job-wide/.test(r))),
+			'the workload page shows each phase\'s adopted setting with whole-job evidence', { phaseRows, settings });
+		const plans = await page.evaluate(() => [...document.querySelectorAll('.card')]
+			.filter((c) => /Whole-job plans measured/.test(c.textContent))
+			.map((c) => c.querySelectorAll('tbody tr').length));
+		tap.equal(plans[0], (w.plans || []).length, 'the workload page lists every whole-job plan measured');
+		await screenshot(page, 'workload-phases');
 	} finally {
 		await b.close();
 	}

@@ -12,7 +12,7 @@ import { SRCDIR } from './lib/harness.mjs';
 
 const WEB = path.join(SRCDIR, 'web');
 const BUDGET = 200 * 1024;
-const tap = new Tap();
+const tap = new Tap(11);
 
 function walk(dir) {
 	return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

@@ -1,14 +1,19 @@
 /*
  * A tiny TAP producer for the browser tests: numbered ok/not ok lines with
- * YAML-ish diagnostics, a plan printed at the end, whole-file skips as
- * "1..0 # SKIP reason", and an exit status automake's tap-driver agrees with.
+ * YAML-ish diagnostics, and an exit status automake's tap-driver agrees with.
+ * Each file declares its cases up front (new Tap(N): the plan comes first and
+ * the driver checks the cases run against it), so a machine that cannot run
+ * it reports each of the N skipped, saying why, rather than one "1..0".
  */
 
 export class Tap {
-	constructor() {
+	constructor(plan) {
 		this.n = 0;
 		this.failed = 0;
 		this.done = false;
+		this.plan = plan;
+		if (plan !== undefined)
+			console.log(`1..${plan}`);
 	}
 
 	/* One test case; returns cond so callers can stop early on failure. */
@@ -39,9 +44,12 @@ export class Tap {
 			console.log('# ' + line);
 	}
 
-	/* The whole file cannot run here: says why, exits 0. */
+	/* The whole file cannot run here: each declared case is skipped, saying why; exits 0. */
 	skipAll(reason) {
-		console.log(`1..0 # SKIP ${reason}`);
+		if (this.plan === undefined)
+			this.bail('skipAll needs the cases declared: new Tap(N)');
+		while (this.n < this.plan)
+			this.skip(`case ${this.n + 1} of ${this.plan}`, reason);
 		this.done = true;
 		process.exit(0);
 	}
@@ -54,7 +62,8 @@ export class Tap {
 	}
 
 	end() {
-		console.log(`1..${this.n}`);
+		if (this.plan === undefined)
+			console.log(`1..${this.n}`);
 		this.done = true;
 		process.exitCode = this.failed ? 1 : 0;
 	}
