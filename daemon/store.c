@@ -185,6 +185,13 @@ static int store_exec(struct store_conn *c, const char *sql)
 	return STORE_OK;
 }
 
+const char *store_col_str(sqlite3_stmt *s, int col)
+{
+	const unsigned char *t = sqlite3_column_text(s, col);
+
+	return t != NULL ? (const char *)t : "";
+}
+
 json_t *store_col_text(sqlite3_stmt *s, int col)
 {
 	const unsigned char *t = sqlite3_column_text(s, col);

@@ -55,7 +55,7 @@ static int read_meta(struct store *st, char *id, size_t id_len, long *dropped)
 		rc = sqlite3_step(s);
 		if (rc == SQLITE_ROW) {
 			if (id)
-				snprintf(id, id_len, "%s", (const char *)sqlite3_column_text(s, 0));
+				snprintf(id, id_len, "%s", store_col_str(s, 0));
 			if (dropped)
 				*dropped = (long)sqlite3_column_int64(s, 1);
 			rc = STORE_OK;

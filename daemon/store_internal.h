@@ -126,6 +126,13 @@ bool store_block_keys(int64_t series_id, double lo, double hi, int64_t *first, i
 
 /* Column helpers for reads: text or NULL as JSON, and JSON text parsed. */
 json_t *store_col_text(sqlite3_stmt *s, int col);
+/*
+ * A text column as a C string, "" for NULL.  sqlite3_column_text is also
+ * NULL when SQLite runs out of memory converting a value: never hand that
+ * to strcmp, a format or a JSON key.  The failure was counted by the
+ * allocation watch (alloc_watch.h), so a handler's answer becomes a 503.
+ */
+const char *store_col_str(sqlite3_stmt *s, int col);
 json_t *store_col_json(sqlite3_stmt *s, int col);
 json_t *store_col_real(sqlite3_stmt *s, int col);
 

@@ -418,16 +418,26 @@ static json_t *job_row_json(sqlite3_stmt *s)
 
 static void latest_row(sqlite3_stmt *s, void *latest)
 {
-	json_object_set_new(latest, (const char *)sqlite3_column_text(s, 0), json_real(sqlite3_column_double(s, 1)));
+	const char *name = store_col_str(s, 0);
+
+	/* "": the name was lost to an allocation that failed; the watch makes the answer a 503. */
+	if (name[0] != '\0')
+		json_object_set_new(latest, name, json_real(sqlite3_column_double(s, 1)));
 }
 
 /* The latest value of each of the job's series (kept by store_samples.c). */
+/*
+ * The containers below are filled first and set on the job last: a set that
+ * fails (out of memory) frees what it was given, so nothing may touch it
+ * after.
+ */
 static int job_latest_json(struct store_conn *c, int64_t id, json_t *job)
 {
 	json_t *latest = json_object();
+	int r = query_by_id(c, sql_job_latest, id, false, latest_row, latest, "latest samples");
 
 	json_object_set_new(job, "latest", latest);
-	return query_by_id(c, sql_job_latest, id, false, latest_row, latest, "latest samples");
+	return r;
 }
 
 int store_jobs_list(struct store *st, const char *state, json_t **out)
@@ -482,9 +492,10 @@ static void trial_row(sqlite3_stmt *s, void *trials)
 static int job_trials_json(struct store_conn *c, int64_t id, json_t *job)
 {
 	json_t *trials = json_array();
+	int r = query_by_id(c, sql_job_trials, id, false, trial_row, trials, "job trials");
 
 	json_object_set_new(job, "trials", trials);
-	return query_by_id(c, sql_job_trials, id, false, trial_row, trials, "job trials");
+	return r;
 }
 
 /*
@@ -499,17 +510,18 @@ static int job_phases_json(struct store_conn *c, int64_t id, json_t *job)
 	sqlite3_stmt *s = store_stmt(c, sql_job_next_phase);
 	json_t *phases = json_array();
 	const char *after = "";
-	int rc;
+	int rc, r = STORE_OK;
 
-	json_object_set_new(job, "phases", phases);
-	if (!s)
+	if (!s) {
+		json_object_set_new(job, "phases", phases);
 		return STORE_EIO;
+	}
 	for (;;) {
 		sqlite3_bind_int64(s, 1, id);
 		sqlite3_bind_text(s, 2, after, -1, SQLITE_STATIC);
 		if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
-			sqlite3_clear_bindings(s);
-			return store_fail(c, rc, "job phases");
+			r = store_fail(c, rc, "job phases");
+			break;
 		}
 		if (sqlite3_column_type(s, 0) == SQLITE_NULL)
 			break;
@@ -520,7 +532,8 @@ static int job_phases_json(struct store_conn *c, int64_t id, json_t *job)
 	}
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);   /* nothing left pointing into the job's JSON */
-	return STORE_OK;
+	json_object_set_new(job, "phases", phases);
+	return r;
 }
 
 /* The job's row as JSON into *(json_t **)arg. */
@@ -571,12 +584,12 @@ static void brief_row(sqlite3_stmt *s, void *arg)
 
 	memset(out, 0, sizeof(*out));
 	out->id = sqlite3_column_int64(s, 0);
-	out->running = strcmp((const char *)sqlite3_column_text(s, 1), "running") == 0;
+	out->running = strcmp(store_col_str(s, 1), "running") == 0;
 	out->has_uid = sqlite3_column_type(s, 2) != SQLITE_NULL;
 	out->uid = (uid_t)sqlite3_column_int64(s, 2);
 	out->workload_id = sqlite3_column_int64(s, 3);
-	snprintf(out->workload, sizeof(out->workload), "%s", (const char *)sqlite3_column_text(s, 4));
-	snprintf(out->objective, sizeof(out->objective), "%s", (const char *)sqlite3_column_text(s, 5));
+	snprintf(out->workload, sizeof(out->workload), "%s", store_col_str(s, 4));
+	snprintf(out->objective, sizeof(out->objective), "%s", store_col_str(s, 5));
 }
 
 int store_job_brief(struct store *st, int64_t id, struct job_brief *out)

@@ -207,15 +207,14 @@ col_real_or_nan(sqlite3_stmt *s, int col)
 static void
 rank_from_row(sqlite3_stmt *s, struct rank_row *k)
 {
-	const unsigned char *node = sqlite3_column_text(s, 2);
 	double span = col_real_or_nan(s, 13);
 
 	memset(k, 0, sizeof(*k));
 	k->rank = sqlite3_column_int(s, 0);
 	k->local_rank = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
-	snprintf(k->node, sizeof(k->node), "%s", node != NULL ? (const char *)node : "");
+	snprintf(k->node, sizeof(k->node), "%s", store_col_str(s, 2));
 	k->pid = sqlite3_column_int64(s, 3);
-	k->running = strcmp((const char *)sqlite3_column_text(s, 4), "running") == 0;
+	k->running = strcmp(store_col_str(s, 4), "running") == 0;
 	k->joined = sqlite3_column_double(s, 5);
 	k->steps = sqlite3_column_int64(s, 6);
 	k->step_s = sqlite3_column_double(s, 7);
@@ -288,25 +287,27 @@ store_ranks_json(struct store_conn *c, int64_t id, json_t *job)
 {
 	sqlite3_stmt *s = store_stmt(c, sql_ranks_of);
 	json_t *ranks = json_array();
-	json_int_t world = json_integer_value(json_object_get(job, "world_size"));
+	json_int_t world = json_integer_value(json_object_get(job, "world_size")), seen;
 	struct rank_row k;
-	int rc;
+	int rc = SQLITE_DONE;
 
-	json_object_set_new(job, "ranks", ranks);
-	if (s == NULL)
-		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	if (s != NULL)
+		sqlite3_bind_int64(s, 1, id);
+	while (s != NULL && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		rank_from_row(s, &k);
 		json_array_append_new(ranks, store_rank_row_json(&k));
 	}
-	sqlite3_reset(s);
+	if (s != NULL)
+		sqlite3_reset(s);
+	/* Set last: a set that fails (out of memory) frees the array. */
+	seen = (json_int_t)json_array_size(ranks);
+	json_object_set_new(job, "ranks", ranks);
+	if (s == NULL)
+		return STORE_EIO;
 	if (rc != SQLITE_DONE)
 		return store_fail(c, rc, "job ranks");
 	/* Without a view of the other nodes, a node says how many ranks it does not see. */
-	json_object_set_new(job, "ranks_elsewhere",
-			    world > (json_int_t)json_array_size(ranks)
-				    ? json_integer(world - (json_int_t)json_array_size(ranks)) : json_integer(0));
+	json_object_set_new(job, "ranks_elsewhere", json_integer(world > seen ? world - seen : 0));
 	return STORE_OK;
 }
 
