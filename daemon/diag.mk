@@ -7,7 +7,7 @@ DIAG_SOURCES = \
 	daemon/api_report.c
 
 if HAVE_CMOCKA
-DIAG_TESTS = tests/unit/test_diagnosis tests/unit/test_diag_straggler
+DIAG_TESTS = tests/unit/test_diagnosis tests/unit/test_diag_straggler tests/unit/test_verdicts
 check_PROGRAMS += $(DIAG_TESTS)
 TESTS += $(DIAG_TESTS)
 tests_unit_test_diagnosis_SOURCES = tests/unit/test_diagnosis.c
@@ -16,8 +16,13 @@ tests_unit_test_diagnosis_LDADD = $(UNIT_LDADD)
 tests_unit_test_diag_straggler_SOURCES = tests/unit/test_diag_straggler.c
 tests_unit_test_diag_straggler_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_diag_straggler_LDADD = $(UNIT_LDADD)
+# Every verdict from collector fixtures through the store to the report: cannot skip.
+tests_unit_test_verdicts_SOURCES = tests/unit/test_verdicts.c
+tests_unit_test_verdicts_CFLAGS = $(UNIT_CFLAGS) $(PAPI_CFLAGS)
+tests_unit_test_verdicts_LDADD = $(UNIT_LDADD)
 endif
 
 # Real processes built to have each problem, against the real daemon.
 TESTS += tests/integration/test_diagnosis.py
-EXTRA_DIST += tests/integration/test_diagnosis.py
+SERIAL_TESTS += tests/integration/test_diagnosis.py
+EXTRA_DIST += tests/integration/test_diagnosis.py tests/integration/diag_jobs.py

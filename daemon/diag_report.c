@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "cluster_ranks.h"
+#include "config.h"
 #include "energy_report.h"
 #include "log.h"
 #include "sampler.h"
@@ -626,6 +627,25 @@ diag_active(struct app *app, int64_t id, unsigned *kinds)
 	free(jd);
 	cache_put(d, id, mono, *kinds);
 	return STORE_OK;
+}
+
+/* See diag_report.h. */
+struct diag_options
+diag_options_of(const struct config *cfg)
+{
+	return (struct diag_options){
+		.th = {.sustain_s = cfg->diag_sustain_s, .underuse_share = cfg->diag_underuse_share,
+		       .gpu_idle_percent = cfg->diag_gpu_idle_percent, .oversub_ratio = cfg->diag_oversub_ratio,
+		       .input_share = cfg->diag_input_share, .comm_share = cfg->diag_comm_share,
+		       .checkpoint_share = cfg->diag_checkpoint_share, .mtbf_s = cfg->diag_mtbf_hours * 3600,
+		       .memory_share = cfg->diag_memory_share, .major_faults_per_s = cfg->diag_major_faults,
+		       .imbalance_ratio = cfg->diag_imbalance_ratio, .ipc_low = cfg->diag_ipc_low,
+		       .llc_mpki = cfg->diag_llc_mpki, .ipc_high = cfg->diag_ipc_high,
+		       .peak_flops = cfg->diag_peak_flops, .peak_bandwidth = cfg->diag_peak_bandwidth},
+		/* Verdicts are judged per stored window: finer ones do not exist. */
+		.window_s = cfg->store_interval_s > cfg->interval_s ? cfg->store_interval_s : cfg->interval_s,
+		.lookback_s = cfg->diag_lookback_s,
+	};
 }
 
 struct diag *

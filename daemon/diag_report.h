@@ -24,6 +24,10 @@ struct diag_options {
 	double lookback_s;         /* a running job is diagnosed over this much of its past */
 };
 
+struct config;
+/* The options a configuration sets: its diag_* keys, windows of the store interval. */
+struct diag_options diag_options_of(const struct config *cfg);
+
 /* NULL after logging why. */
 struct diag *diag_new(const struct diag_options *opt);
 void diag_free(struct diag *d);

@@ -99,23 +99,6 @@ static void apply_limits(struct app *app, const struct config *cfg)
 	atomic_store(&app->limits.max_sample_skew_s, 300.0);
 }
 
-static struct diag_options diag_options_of(const struct config *cfg)
-{
-	return (struct diag_options){
-		.th = {.sustain_s = cfg->diag_sustain_s, .underuse_share = cfg->diag_underuse_share,
-		       .gpu_idle_percent = cfg->diag_gpu_idle_percent, .oversub_ratio = cfg->diag_oversub_ratio,
-		       .input_share = cfg->diag_input_share, .comm_share = cfg->diag_comm_share,
-		       .checkpoint_share = cfg->diag_checkpoint_share, .mtbf_s = cfg->diag_mtbf_hours * 3600,
-		       .memory_share = cfg->diag_memory_share, .major_faults_per_s = cfg->diag_major_faults,
-		       .imbalance_ratio = cfg->diag_imbalance_ratio, .ipc_low = cfg->diag_ipc_low,
-		       .llc_mpki = cfg->diag_llc_mpki, .ipc_high = cfg->diag_ipc_high,
-		       .peak_flops = cfg->diag_peak_flops, .peak_bandwidth = cfg->diag_peak_bandwidth},
-		/* Verdicts are judged per stored window: finer ones do not exist. */
-		.window_s = cfg->store_interval_s > cfg->interval_s ? cfg->store_interval_s : cfg->interval_s,
-		.lookback_s = cfg->diag_lookback_s,
-	};
-}
-
 static void apply_log_level(const struct config *cfg)
 {
 	log_set_level((enum log_level)cfg->log_level);
