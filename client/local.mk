@@ -35,6 +35,8 @@ CLIENT_TESTS = \
 	tests/client/pip_install.py
 
 TESTS += $(CLIENT_TESTS)
+# Its straggler verdicts judge how the ranks share the CPUs.
+SERIAL_TESTS += tests/client/dist.py
 EXTRA_DIST += $(CLIENT_TESTS)
 
 # As shipped (jemalloc in the daemon), the torch jobs under the client run

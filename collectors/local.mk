@@ -104,4 +104,5 @@ tests_unit_test_resolution_LDADD = $(COLLECTOR_TEST_LDADD)
 endif
 
 TESTS += tests/integration/test_sampling.py
+SERIAL_TESTS += tests/integration/test_sampling.py
 EXTRA_DIST += tests/integration/test_sampling.py

@@ -4,6 +4,13 @@
 
 EXTRA_DIST += tests/integration/harness.py
 
+# What the full suite needs from configure (cmocka, clang, spank.h, PAPI, likwid): a part it
+# did not find fails this suite, naming the package, instead of dropping the suites it builds.
+TESTS += tests/prerequisites.sh
+EXTRA_DIST += tests/prerequisites.sh
+AM_TESTS_ENVIRONMENT += DLPROF_CONFIGURED='cmocka=$(have_cmocka) clang=$(FUZZ_CC) spank=$(have_spank) \
+	papi=$(have_papi) likwid=$(have_likwid)'; export DLPROF_CONFIGURED;
+
 TESTS += tests/integration/test_api.py
 EXTRA_DIST += tests/integration/test_api.py
 
@@ -13,6 +20,7 @@ EXTRA_DIST += tests/integration/test_jobs.py
 
 # The live event stream: ticks, ingest events, the bound on streams, stop with streams held.
 TESTS += tests/integration/test_live.py
+SERIAL_TESTS += tests/integration/test_live.py
 EXTRA_DIST += tests/integration/test_live.py
 
 # The ranks of a distributed job over REST: one job, global throughput, rank ends, the straggler.
@@ -89,6 +97,8 @@ tests_unit_test_oom_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup,--wrap=open_memstream
 tests_unit_test_oom_LDADD = $(UNIT_LDADD)
 endif
+# One request through the route table, for the unit tests that drive handlers.
+EXTRA_DIST += tests/unit/route_call.h
 
 TESTS += tests/integration/test_allocator.py
 
@@ -129,4 +139,6 @@ TESTS += tests/deploy/doc_links.py
 EXTRA_DIST += tests/deploy/doc_links.py
 
 # Suites that scripts/test also runs against the release build (jemalloc).
-RELEASE_TESTS = tests/integration/test_api.py tests/integration/test_allocator.py $(RELIABILITY_RELEASE_TESTS)
+# The out-of-memory suite runs in every build: a crash only -O2 shows is the one users meet.
+RELEASE_TESTS = tests/integration/test_api.py tests/integration/test_allocator.py $(RELIABILITY_RELEASE_TESTS) \
+	tests/unit/test_oom

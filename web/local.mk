@@ -50,6 +50,8 @@ TESTS += \
 	tests/browser/ranks.mjs \
 	tests/browser/goodput.mjs \
 	tests/browser/cluster.mjs
+# Points on the charts within 2 s of being sampled.
+SERIAL_TESTS += tests/browser/live.mjs
 EXTRA_DIST += \
 	tests/browser/static.mjs \
 	tests/browser/pages.mjs \
