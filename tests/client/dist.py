@@ -15,6 +15,7 @@ CPU) is named the straggler.  Ratios only: the machine is shared.
 import json
 import os
 import shutil
+import statistics
 import tempfile
 
 import clientlib
@@ -24,7 +25,7 @@ from dlprof._session import STEP_CLOCK_S
 
 # The cases this file reports, its daemons' exits included; declared so a machine that cannot
 # run it reports each of them skipped.
-CASES = 6
+CASES = 8
 tap = Tap(plan=CASES)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -77,11 +78,47 @@ def stragglers(rep):
     return [v for v in rep["verdicts"] if v["kind"] == "straggler"]
 
 
-with Daemon() as d:
-    @tap.test("2 ranks (env://, all_reduce): one job, global throughput, no straggler")
+# The daemon names a straggler whose own work is 1.2x the others' median while they wait for it
+# 15% of each step beyond its own wait (diag_straggler.c).  A run whose ranks' own clocks come near
+# that was not balanced, whatever the test built: a margin below the rule, so a borderline run
+# is skipped, saying so, rather than judged either way.
+NEAR_SLOWER, NEAR_WAIT = 1.15, 0.10
+
+
+def unbalanced(result):
+    """Why the run was not balanced, by the ranks' own clocks (not the daemon's figures), or None."""
+    own = [r["own_s"] for r in result["ranks"]]
+    wait = [r["comm_s"] / (r["own_s"] + r["comm_s"]) if r["own_s"] + r["comm_s"] > 0 else 0
+            for r in result["ranks"]]
+    for k, mine in enumerate(own):
+        median = statistics.median(own[:k] + own[k + 1:])
+        others_wait = statistics.mean(wait[:k] + wait[k + 1:])
+        if median > 0 and mine >= NEAR_SLOWER * median and others_wait - wait[k] >= NEAR_WAIT:
+            return ("the node's scheduler left rank %d behind: its own work took %.2fx the others', who "
+                    "waited %.0f%% more of a step (own clocks: %s)" % (
+                        k, mine / median, (others_wait - wait[k]) * 100,
+                        ", ".join("%.2fs+%.2fs" % (r["own_s"], r["comm_s"]) for r in result["ranks"])))
+    return None
+
+
+def no_straggler(name, jid, result):
+    """A balanced run gets no straggler; one the ranks' own clocks say was not balanced is skipped, saying so."""
+    why = unbalanced(result)
+    if why:
+        tap.skip(name, why)
+        return
+
+    @tap.test(name)
     def _():
-        batch = 64
-        jid, result = run_dist(d, "--ranks", "2", "--steps", "40", "--width", "512", "--batch", str(batch))
+        assert stragglers(report(d, jid)) == [], report(d, jid)["verdicts"]
+
+
+with Daemon() as d:
+    batch = 64
+    jid, result = run_dist(d, "--ranks", "2", "--steps", "40", "--width", "512", "--batch", str(batch))
+
+    @tap.test("2 ranks (env://, all_reduce): one job, global throughput")
+    def _():
         j = check_one_job(d, jid, result, 2)
         assert j["ranks"][0]["local_rank"] == 0 and j["ranks"][1]["local_rank"] == 1, j["ranks"]
         assert j["external_id"].startswith("dist:127.0.0.1:"), j["external_id"]
@@ -100,25 +137,19 @@ with Daemon() as d:
                 (s, dt, other)
             added.append(other)
         assert any(a > 0 for a in added[20:]), added
-        rep = report(d, jid)
-        assert stragglers(rep) == [], rep["verdicts"]
-        assert len(rep["ranks"]) == 2, rep
+        assert len(report(d, jid)["ranks"]) == 2, report(d, jid)
 
-    # 4 ranks on a 2-core node already time-slice; when the node's other load (a full test run)
-    # piles on, the scheduler may leave one rank behind for real, and the daemon rightly names it,
-    # with the node's oversubscription as the cause.  That run says nothing of a balanced job, so
-    # the case says so; a straggler of any other cause fails it.
-    name = "4 ranks (torch.multiprocessing.spawn, rank from torch): one job, no straggler"
+    no_straggler("2 ranks (env://, all_reduce), balanced: no straggler", jid, result)
+
+    # 4 ranks on a 2-core node time-slice; the node's other load may leave one behind for real,
+    # and the daemon then rightly names it.  Whether it did is read from the ranks' own clocks.
     jid, result = run_dist(d, "--ranks", "4", "--steps", "15", "--width", "512", "--threads", "1", "--spawn")
-    s = stragglers(report(d, jid))
-    if len(s) == 1 and s[0]["cause"] == "oversubscribed":
-        tap.skip(name, "the node's load left rank %d behind (%.1fx, cause oversubscribed): %s"
-                 % (s[0]["rank"], s[0]["slower"], s[0]["hint"][-120:]))
-    else:
-        @tap.test(name)
-        def _():
-            check_one_job(d, jid, result, 4)
-            assert s == [], s
+
+    @tap.test("4 ranks (torch.multiprocessing.spawn, rank from torch): one job")
+    def _():
+        check_one_job(d, jid, result, 4)
+
+    no_straggler("4 ranks (torch.multiprocessing.spawn), balanced: no straggler", jid, result)
 
     @tap.test("2 ranks (DDP, timed comm hook), rank 1 decodes its data: rank 1 is the straggler, data phase")
     def _():
@@ -141,17 +172,16 @@ with Daemon() as d:
         assert len(s) == 1 and s[0]["rank"] == 2 and s[0]["cause"] == "data_phase", (s, rep["ranks"])
 
     # A busy neighbour slows a rank only relative to what else the node runs: under other users'
-    # higher-priority load (this machine's builds and fuzzers) every rank crawls alike and the
-    # neighbour changes nothing measurable.  Then the job is balanced and the case says so.
+    # load every rank crawls alike and the neighbour changes nothing measurable.  Whether it slowed
+    # rank 1 is read from the ranks' own clocks, not from what the daemon computed.
     name = "2 ranks bound to CPUs, a busy process shares rank 1's: rank 1 is the straggler"
     jid, result = run_dist(d, "--ranks", "2", "--steps", "20", "--width", "1024", "--slow", "1",
                            "--cause", "neighbour")
     ranks = job(d, jid)["ranks"]
-    own = [k["step_time_s"] - k["comm_wait_s"] for k in ranks]
-    excess = ranks[0]["comm_share"] - ranks[1]["comm_share"]
-    if own[1] < 1.3 * own[0] or excess < 0.2:
-        tap.skip(name, "the node's other load drowned the neighbour: rank 1's own work %.2fx rank 0's, "
-                 "rank 0 waits %.0f%% more of a step" % (own[1] / own[0], excess * 100))
+    own = [r["own_s"] for r in result["ranks"]]
+    if own[1] < 1.3 * own[0]:
+        tap.skip(name, "the node's other load drowned the neighbour: rank 1's own work took %.2fx rank 0's "
+                 "by their own clocks (%.2fs, %.2fs)" % (own[1] / own[0], own[1], own[0]))
     else:
         @tap.test(name)
         def _():

@@ -14,7 +14,10 @@ A rank can be made slow by a cause a real job meets (--slow R --cause):
   data       rank R decodes its batches from text in its data phase, the
              others take them ready.
 
-Writes {"ranks": [{"rank", "job_id", "steps"}], ...} to --out.  With
+Writes {"ranks": [{"rank", "job_id", "steps", "pid", "own_s", "comm_s"}], ...}
+to --out: own_s and comm_s are each rank's seconds outside and inside its
+all_reduce calls by its own clock, so a test can tell a run the scheduler
+left unbalanced without asking the code under test.  With
 --launched it is one rank a launcher started (`dlprofctl run`), writing
 rank<N>.json beside --out.
 """
@@ -62,7 +65,11 @@ def rank_main(rank, world, args, out_dir):
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         slow_data = args.cause == "data" and rank == args.slow
         text = json.dumps([[0.5] * args.width] * args.batch) if slow_data else None
+        # The rank's own clock, apart from dlprof and the daemon: its time outside the
+        # all_reduce calls (with --ddp the hook's collectives fall inside backward).
+        own_s = comm_s = 0.0
         for _ in range(args.steps):
+            t0 = time.monotonic()
             with s.phase("data"):
                 if slow_data:
                     for _ in range(args.decode):
@@ -73,18 +80,23 @@ def rank_main(rank, world, args, out_dir):
                 loss = model(x).pow(2).mean()
                 opt.zero_grad()
                 loss.backward()
+            t1 = time.monotonic()
             if not args.ddp:
                 for p in model.parameters():
                     dist.all_reduce(p.grad)
                     p.grad.div_(world)
+            t2 = time.monotonic()
             opt.step()
+            own_s += (t1 - t0) + (time.monotonic() - t2)
+            comm_s += t2 - t1
             s.step(samples=args.batch, loss=loss.item())
         job_id = s.job_id
         s.flush()
     dist.barrier()
     dist.destroy_process_group()
     with open(os.path.join(out_dir, "rank%d.json" % rank), "w") as f:
-        json.dump({"rank": rank, "job_id": job_id, "steps": args.steps, "pid": os.getpid()}, f)
+        json.dump({"rank": rank, "job_id": job_id, "steps": args.steps, "pid": os.getpid(),
+                   "own_s": own_s, "comm_s": comm_s}, f)
 
 
 def spawned(rank, world, args, out_dir):
