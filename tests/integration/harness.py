@@ -14,8 +14,9 @@ Standard library only.  Gives:
   Every daemon the suite started is judged as a test case of its own when
   it stops: exit 0 after SIGTERM, in time, with no sanitizer report in its
   log; one that crashed, hung, leaked or exited by itself fails it (a test
-  that ends one on purpose says so: ``kill9``, ``stop(SIGKILL)``,
-  ``expect_exit``).  ``Tap.done`` stops and judges any left running;
+  that ends one on purpose, or makes it exit, says so: ``kill9``, or
+  ``stop(SIGKILL)``, which also just reaps one that exited).  ``Tap.done``
+  stops and judges any left running;
 * ``Daemon.request``: one HTTP request, returning (status, headers, body),
   the body parsed as JSON when it is JSON.
 
@@ -157,7 +158,6 @@ class Daemon:
         self.start_timeout = start_timeout
         self.proc = None
         self.port = None
-        self.exit_expected = False
         self.number = 0
         self.log_path = os.path.join(self.workdir, "daemon-%d.log" % int(time.time() * 1000))
 
@@ -197,10 +197,6 @@ class Daemon:
         self.logf.close()
         raise RuntimeError("dlprofd did not start in %ss:\n%s" % (self.start_timeout, self.log()))
 
-    def expect_exit(self):
-        """The test makes this daemon exit by itself (a fatal condition it provokes): not judged."""
-        self.exit_expected = True
-
     def stop(self, sig=signal.SIGTERM, timeout=30):
         """Stops the daemon; returns its exit code (None if it had to be killed).
 
@@ -222,7 +218,7 @@ class Daemon:
                 self.proc.wait()
         self.logf.close()
         rc = None if hung else self.proc.returncode
-        if sig == signal.SIGTERM and not self.exit_expected:
+        if sig == signal.SIGTERM:
             self.judge_exit(rc, exited_before, timeout)
         return rc
 
