@@ -43,10 +43,8 @@ EXTRA_DIST += tests/integration/test_tuner.py
 TESTS += tests/integration/test_goodput.py
 EXTRA_DIST += tests/integration/test_goodput.py
 
-# The tuner benchmark (bench/tuner/README.md): run by hand with `make bench-tuner`,
-# never by `make check`.  It links the tuner's pure sources directly.
-BENCH_TUNER_SRCS = $(top_srcdir)/bench/tuner/bench_tuner.c $(top_srcdir)/daemon/knobs.c \
-	$(top_srcdir)/daemon/tuner_model.c $(top_srcdir)/daemon/tuner_learner.c
+# The tuning benchmark (bench/tuner/README.md) runs from bench/run
+# (`bench/run --only tuner-compare`), never from `make check`.
 BENCH_TUNER_SURFACES = \
 	bench/tuner/surfaces/gpu-k80-aws-dist-resnet50-efficiency.csv \
 	bench/tuner/surfaces/gpu-k80-aws-vgg16-efficiency.csv \
@@ -61,14 +59,6 @@ BENCH_TUNER_SURFACES = \
 	bench/tuner/surfaces/torch-cnn-infer-b4.csv \
 	bench/tuner/surfaces/torch-lstm-train-b64.csv \
 	bench/tuner/surfaces/torch-lstm-train-b8.csv
-EXTRA_DIST += bench/tuner/bench_tuner.c bench/tuner/README.md bench/tuner/make_synthetic.py \
-	bench/tuner/measure_torch.py bench/tuner/recommend_latency.py $(BENCH_TUNER_SURFACES)
-CLEANFILES += bench/tuner/bench_tuner
-
-bench/tuner/bench_tuner: $(BENCH_TUNER_SRCS)
-	$(AM_V_CCLD)$(MKDIR_P) bench/tuner && $(CC) $(AM_CPPFLAGS) $(CPPFLAGS) -std=c11 -O2 $(JANSSON_CFLAGS) \
-		-o $@ $(BENCH_TUNER_SRCS) $(JANSSON_LIBS) -lm
-
-bench-tuner: bench/tuner/bench_tuner
-	cd $(top_srcdir) && $(abs_builddir)/bench/tuner/bench_tuner $(BENCH_TUNER_SURFACES)
-.PHONY: bench-tuner
+EXTRA_DIST += bench/tuner/README.md bench/tuner/make_synthetic.py bench/tuner/gen_surfaces.py \
+	bench/tuner/compare.py bench/tuner/measure_torch.py bench/tuner/recommend_latency.py \
+	$(BENCH_TUNER_SURFACES)
