@@ -12,6 +12,8 @@
 
 #include "knobs.h"
 
+/* How far apart (in doublings of a count) the oversubscribed regime lies in the model. */
+#define OVERSUB_UNITS 2.0
 /* Integer ranges longer than this are sampled on a log-like ladder. */
 #define KNOB_DENSE_RANGE 16
 
@@ -257,7 +259,7 @@ static int space_finish(struct knob_space *sp, char *err, size_t err_len)
 		if (sp->knobs[i].nvalues > 1)
 			dims += sp->knobs[i].type == KNOB_INT ? 1 : sp->knobs[i].nvalues;
 	}
-	if (dims + 1 > KNOB_FEATURES) { /* + 1: the threads-in-flight coordinate */
+	if (dims + 2 > KNOB_FEATURES) { /* + 2: the threads-in-flight and oversubscription coordinates */
 		set_err(err, err_len, "too many tuned values for the model%s%s", "", "");
 		return -1;
 	}
@@ -286,6 +288,7 @@ int knobs_space_build(struct knob_space *sp, const struct knob_topology *topo, c
 			if (declare_knob(sp, name, d, err, err_len) < 0)
 				return -1;
 	}
+	sp->cpus = topo->cpus_allowed > 0 ? topo->cpus_allowed : 0;
 	/* Declared thread and GPU ranges without a default take the topology prior within them. */
 	for (i = 0; i < sp->nknobs; i++) {
 		struct knob *k = &sp->knobs[i];
@@ -460,14 +463,21 @@ int knobs_prior_candidate(const struct knob_space *sp)
 	return knobs_encode(sp, &c);
 }
 
-/* log2 for non-negative integer knobs (offset 1 when 0 is a value), else linear. */
-static double int_feature(const struct knob *k, long v)
+double knobs_value_feature(const struct knob *k, long v)
 {
 	if (k->ivalues[0] >= 1)
 		return log2((double)v);
 	if (k->ivalues[0] >= 0)
 		return log2((double)v + 1.0);
 	return 3.0 * (double)(v - k->ivalues[0]) / (double)(k->ivalues[k->nvalues - 1] - k->ivalues[0]);
+}
+
+/* The knob's integer value in c (decoded), or 1 when the space has no such integer knob. */
+static long int_value_or_1(const struct knob_space *sp, const struct knob_config *c, const char *name)
+{
+	int i = knobs_find(sp, name);
+
+	return i >= 0 && sp->knobs[i].type == KNOB_INT ? sp->knobs[i].ivalues[c->idx[i]] : 1;
 }
 
 int knobs_features(const struct knob_space *sp, int cand, double *x)
@@ -485,7 +495,7 @@ int knobs_features(const struct knob_space *sp, int cand, double *x)
 				intra = d;
 			else if (strcmp(k->name, "interop_threads") == 0)
 				inter = d;
-			x[d++] = int_feature(k, k->ivalues[c.idx[i]]);
+			x[d++] = knobs_value_feature(k, k->ivalues[c.idx[i]]);
 		} else {
 			/* One-hot scaled so that two different values lie 1 apart, as a doubling does. */
 			for (j = 0; j < k->nvalues; j++)
@@ -502,7 +512,25 @@ int knobs_features(const struct knob_space *sp, int cand, double *x)
 		x[d] = x[intra] + x[inter];
 		d++;
 	}
+	/*
+	 * Oversubscribed or not, as a coordinate of its own worth OVERSUB_UNITS
+	 * doublings: past the CPUs the machine time-slices teams that spin, a
+	 * regime of its own, so a cliff measured just past the CPUs must not
+	 * pull down the model below them, and what was measured below them says
+	 * little about past them (where a job waiting on I/O may still gain).
+	 */
+	if (intra >= 0 && sp->cpus > 0)
+		x[d++] = knobs_threads_in_flight(sp, cand) > sp->cpus ? OVERSUB_UNITS : 0.0;
 	return d;
+}
+
+long knobs_threads_in_flight(const struct knob_space *sp, int cand)
+{
+	struct knob_config c;
+
+	knobs_decode(sp, cand, &c);
+	return int_value_or_1(sp, &c, "intra_threads") * int_value_or_1(sp, &c, "interop_threads") *
+	       int_value_or_1(sp, &c, "ranks");
 }
 
 /*
@@ -528,7 +556,7 @@ double knobs_prior_shape(const struct knob_space *sp, int cand)
 			f *= 0.99;
 			continue;
 		}
-		d = int_feature(k, k->ivalues[c.idx[i]]) - int_feature(k, k->ivalues[k->prior]);
+		d = knobs_value_feature(k, k->ivalues[c.idx[i]]) - knobs_value_feature(k, k->ivalues[k->prior]);
 		if (strcmp(k->name, "intra_threads") == 0)
 			f *= 1.0 - (d > 0 ? 0.045 : 0.03) * fabs(d); /* above the cores: oversubscription */
 		else if (strcmp(k->name, "gpus") == 0)
@@ -546,14 +574,6 @@ void knobs_filter_all(const struct knob_space *sp, struct knob_filter *f)
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < sp->nknobs; i++)
 		f->allowed[i] = sp->knobs[i].nvalues >= 32 ? 0xffffffffu : ((1u << sp->knobs[i].nvalues) - 1u);
-}
-
-/* The knob's integer value in c (decoded), or 1 when the space has no such integer knob. */
-static long int_value_or_1(const struct knob_space *sp, const struct knob_config *c, const char *name)
-{
-	int i = knobs_find(sp, name);
-
-	return i >= 0 && sp->knobs[i].type == KNOB_INT ? sp->knobs[i].ivalues[c->idx[i]] : 1;
 }
 
 bool knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f, int cand)

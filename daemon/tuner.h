@@ -17,7 +17,6 @@ struct tuner;
 struct node_info;
 
 struct tuner_options {
-	double explore_share;     /* max share of a job's steps on non-best configs once confident (0.10) */
 	double gain_threshold;    /* stop exploring when expected gain is below this (0.01) */
 };
 

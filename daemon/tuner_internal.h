@@ -105,6 +105,7 @@ struct tuner_workload {
 	struct tuner_pool *pools;
 	size_t npools, pools_cap;
 	long jobs;                    /* jobs seen */
+	long steps;                   /* whole-job steps seen (after a restart: those its trials measured) */
 	double kappa_sum;             /* objective x step time (x resources for efficiency), summed ... */
 	long kappa_n;                 /* ... over this many steps: turns a value into a step time */
 	struct tuner_other *other;    /* what another hardware class measured of it (tuner_other.c); NULL: nothing */
@@ -130,8 +131,6 @@ struct tuner_job {
 	int inc_pool;                 /* the best measured plan at the last decision; -1: none */
 	double inc_value;             /* its whole-job value then; 0: none */
 	long steps;                   /* steps seen */
-	long explore_steps;           /* of which on plans other than the best measured */
-	double explore_cost;          /* what they cost: the sum of (1 - value / best value), per step */
 	long cut_trials;              /* proposals cut short as clearly worse */
 	int far_below;                /* consecutive steps of the proposal far below the best */
 	bool has_sps;                 /* reports samples_per_s (step_time_s is then ignored) */
@@ -280,6 +279,7 @@ struct tuner_plan_choice {
 	struct tuner_plan_est best_est, next_est;
 	double gain;                  /* largest expected improvement, relative to best (1.0 before any) */
 	bool any_measured;
+	bool survey;                  /* next is an unmeasured static group's survey (measured whatever it costs) */
 };
 
 void tuner_plan_uniform(struct tuner_plan *p, int top);

@@ -287,13 +287,20 @@ static void test_features_and_prior_shape(void **state)
 	build(&sp, &big, NULL);
 	prior = knobs_prior_candidate(&sp);
 	d = knobs_features(&sp, prior, x);
-	/* threads, inter-op, GPUs, threads in flight: the fixed knobs add nothing */
-	assert_int_equal(d, 4);
+	/* threads, inter-op, GPUs, threads in flight, oversubscribed: the fixed knobs add nothing */
+	assert_int_equal(d, 5);
 	assert_true(fabs(x[0] - 4.0) < 1e-12); /* log2(16) */
 	assert_true(fabs(x[3] - (x[0] + x[1])) < 1e-12);
+	assert_true(x[4] == 0.0);
 	assert_true(fabs(knobs_prior_shape(&sp, prior) - 1.0) < 1e-12);
-	for (c = 0; c < sp.ncand; c++)
-		assert_true(knobs_prior_shape(&sp, c) <= 1.0 && knobs_prior_shape(&sp, c) > 0.0);
+	for (c = 0; c < sp.ncand; c++) {
+		double shape = knobs_prior_shape(&sp, c);
+		long flight = knobs_threads_in_flight(&sp, c);
+		assert_true(shape <= 1.0 && shape > 0.0);
+		assert_int_equal(flight, knobs_int_value(&sp, c, "intra_threads", 0) * knobs_int_value(&sp, c, "interop_threads", 0));
+		knobs_features(&sp, c, x);
+		assert_true((x[4] > 0.0) == (flight > 64));
+	}
 }
 
 int main(void)
