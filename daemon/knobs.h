@@ -41,7 +41,7 @@ struct knob_space {
 	int nknobs;
 	struct knob knobs[KNOB_MAX];
 	int ncand;                             /* product of the knobs' nvalues */
-	int cpus;                              /* logical CPUs a job may use (oversubscribed past them); 0: unknown */
+	int cpus;                              /* logical CPUs a job may use (the prior's cliff); 0: unknown */
 };
 
 /* A config as one value index per knob of a space. */
@@ -95,6 +95,14 @@ int knobs_value_index(const struct knob *k, const json_t *value);
  * space's values.  Keys that are not knobs ("phases") are ignored.
  */
 int knobs_candidate_of(const struct knob_space *sp, const json_t *config, int base);
+/*
+ * Maps every candidate of from onto to (map: from->ncand entries): the
+ * knobs both have and only names (NULL-terminated; NULL: all) by value,
+ * to's other knobs at their values in base (a candidate of to; -1: their
+ * priors); -1 for a candidate with a value to lacks.
+ */
+void knobs_map(const struct knob_space *from, const struct knob_space *to, int base, const char *const *only,
+	       int *map);
 /* A new JSON object {knob: value} for a candidate. */
 json_t *knobs_config_json(const struct knob_space *sp, int cand);
 /* A short stable text for a candidate, e.g. "intra_threads=4,interop_threads=1". */

@@ -7,7 +7,7 @@ TUNER_SOURCES = \
 	daemon/tuner_trial.c daemon/tuner_trial.h \
 	daemon/tuner_plan.c \
 	daemon/tuner.c daemon/tuner.h daemon/tuner_internal.h \
-	daemon/tuner_view.c daemon/tuner_cache.c daemon/tuner_other.c \
+	daemon/tuner_view.c daemon/tuner_cache.c daemon/tuner_other.c daemon/tuner_node.c \
 	daemon/goodput.c daemon/goodput.h daemon/tuner_goodput.c \
 	daemon/store_tuner.c daemon/store_tuner.h \
 	daemon/api_workloads.c

@@ -27,9 +27,10 @@ enum tuner_prior {
 	TUNER_PRIOR_TOPOLOGY,   /* the node's cores and GPUs */
 	TUNER_PRIOR_SIMILAR,    /* a workload of the same name with other parameters */
 	TUNER_PRIOR_OTHER_CLASS, /* this very workload measured on another hardware class (tuner_other.c) */
+	TUNER_PRIOR_NODE,       /* the other workloads this node (and its class) measured (tuner_node.c) */
 };
 
-/* The prior's name in the views: "topology", "similar" or "other_class". */
+/* The prior's name in the views: "topology", "similar", "other_class" or "node". */
 const char *tuner_prior_name(enum tuner_prior p);
 
 struct tuner_phase {
@@ -222,7 +223,8 @@ void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner
 /*
  * Gives a phase without trials its prior, in the order of precedence: a
  * similar workload of this class (tuner_prior_similar), else what another
- * hardware class measured of this workload (tuner_prior_other_class).
+ * hardware class measured of this workload (tuner_prior_other_class), else
+ * what this node's other workloads measured (tuner_prior_node).
  */
 void tuner_prior_apply(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
 /* ---- other hardware classes (tuner_other.c, lock held) ---- */
@@ -250,6 +252,19 @@ void tuner_other_free(struct tuner_other *o);
  * cannot run are left out).
  */
 void tuner_prior_other_class(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
+/* ---- this node's other workloads (tuner_node.c, lock held) ---- */
+
+/*
+ * The prior shape, over sp's candidates, that the other workloads of
+ * objective obj measured on this node (w: the workload it is for, name its
+ * name; w NULL when not seen yet): a new array of sp->ncand, or NULL when no
+ * workload has trials enough; *from says how many informed it.
+ */
+double *tuner_node_shape(struct tuner *t, const struct tuner_workload *w, const char *name, enum objective obj,
+			 const struct knob_space *sp, int *from);
+/* Gives the whole-job phase of w, while it has no trials and no other prior, the node's shape. */
+void tuner_prior_node(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
+
 /* Whether w (NULL: not seen here) has trials of this node's class. */
 bool tuner_has_trials(const struct tuner_workload *w);
 /*

@@ -331,6 +331,26 @@ static void test_explore_more_when_far_below(void **state)
 	json_decref(config);
 }
 
+/* A workload nothing is known of starts where this node's other workloads did best, not at the cores. */
+static void test_first_config_from_the_node(void **state)
+{
+	struct fixture *f = *state;
+	json_t *config;
+	int64_t id;
+	int k;
+
+	open_all(f, false);
+	for (k = 0; k < 3; k++) {
+		config = start_job(f, k == 2 ? "second" : "first", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+		config = run_job(f, id, config, peak3, 300, 10, 1000.0 * (k + 1), 0.5, 0, NULL);
+		tuner_job_end(f->t, id);
+		json_decref(config);
+	}
+	config = start_job(f, "new", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	assert_int_equal(knob(config, "intra_threads"), 3);
+	json_decref(config);
+}
+
 /* Replays one recorded job at another speed and with each batch shuffled: the same answers. */
 static void test_replay_speed_and_order(void **state)
 {
@@ -509,6 +529,10 @@ static void test_similar_workload_warm_start(void **state)
 	int64_t id;
 
 	open_all(f, false);
+	rec = tuner_recommend(f->t, "other", NULL, NULL);
+	assert_string_equal(json_string_value(json_object_get(rec, "source")), "default");
+	assert_int_equal(knob(json_object_get(rec, "config"), "intra_threads"), 4);   /* the physical cores */
+	json_decref(rec);
 	config = start_job(f, "sim", "{\"batch\":32}", NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	config = run_job(f, id, config, peak3, 400, 10, 100.0, 0.5, 0, NULL);
 	tuner_job_end(f->t, id);
@@ -521,9 +545,10 @@ static void test_similar_workload_warm_start(void **state)
 	config = start_job(f, "sim", "{\"batch\":64}", NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	assert_int_equal(knob(config, "intra_threads"), 3);  /* the similar workload's best, not the cores */
 	json_decref(config);
+	/* Another workload on this node: what "sim" measured of the node, not the cores. */
 	rec = tuner_recommend(f->t, "other", NULL, NULL);
-	assert_string_equal(json_string_value(json_object_get(rec, "source")), "default");
-	assert_int_equal(knob(json_object_get(rec, "config"), "intra_threads"), 4);
+	assert_string_equal(json_string_value(json_object_get(rec, "source")), "node");
+	assert_int_equal(knob(json_object_get(rec, "config"), "intra_threads"), 3);
 	json_decref(rec);
 }
 
@@ -1166,6 +1191,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_phases_get_their_own_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_explore_nothing_once_confident, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_explore_more_when_far_below, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_first_config_from_the_node, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replay_speed_and_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drift_reopens_exploration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pools_bounded_and_read_back, setup, teardown),
