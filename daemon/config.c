@@ -141,8 +141,6 @@ static const struct key keys[] = {
 	 "notify: LISTEN and pull within a second (to a few hundred nodes); poll: pull every cluster_poll_interval"},
 	{"cluster_poll_interval", KEY_DOUBLE, OFF(cluster_poll_interval_s), "5", 0.5, 3600, NULL, false,
 	 "seconds between pulls when nothing is notified (poll: between all pulls, each drawn from 0.8x to 1.2x)"},
-	{"explore_share", KEY_DOUBLE, OFF(explore_share), "0.10", 0, 1, NULL, false,
-	 "exploration costs a job at most this share of its steps' worth (and, once confident, of its steps)"},
 	{"gain_threshold", KEY_DOUBLE, OFF(gain_threshold), "0.01", 0, 1, NULL, false,
 	 "exploration stops when the expected gain is below this"},
 	{"diag_sustain", KEY_DOUBLE, OFF(diag_sustain_s), "60", 0.01, 86400, NULL, true,

@@ -83,7 +83,6 @@ struct config {
 	long cluster_outbox_limit;
 	enum cluster_updates cluster_updates;
 	double cluster_poll_interval_s;
-	double explore_share;
 	double gain_threshold;
 	double diag_sustain_s;           /* the diagnosis' thresholds (diagnosis.h) */
 	double diag_lookback_s;

@@ -41,6 +41,7 @@ struct knob_space {
 	int nknobs;
 	struct knob knobs[KNOB_MAX];
 	int ncand;                             /* product of the knobs' nvalues */
+	int cpus;                              /* logical CPUs a job may use (the prior's cliff); 0: unknown */
 };
 
 /* A config as one value index per knob of a space. */
@@ -94,6 +95,14 @@ int knobs_value_index(const struct knob *k, const json_t *value);
  * space's values.  Keys that are not knobs ("phases") are ignored.
  */
 int knobs_candidate_of(const struct knob_space *sp, const json_t *config, int base);
+/*
+ * Maps every candidate of from onto to (map: from->ncand entries): the
+ * knobs both have and only names (NULL-terminated; NULL: all) by value,
+ * to's other knobs at their values in base (a candidate of to; -1: their
+ * priors); -1 for a candidate with a value to lacks.
+ */
+void knobs_map(const struct knob_space *from, const struct knob_space *to, int base, const char *const *only,
+	       int *map);
 /* A new JSON object {knob: value} for a candidate. */
 json_t *knobs_config_json(const struct knob_space *sp, int cand);
 /* A short stable text for a candidate, e.g. "intra_threads=4,interop_threads=1". */
@@ -108,6 +117,8 @@ int knobs_prior_candidate(const struct knob_space *sp);
  * Model inputs of a candidate: log2 for integer knobs, one coordinate per
  * value for categorical ones.  Returns the number of dimensions.
  */
+/* The model input of an integer knob's value v: log2 (of v + 1 when 0 is a value), else linear. */
+double knobs_value_feature(const struct knob *k, long v);
 int knobs_features(const struct knob_space *sp, int cand, double *x);
 
 /*
@@ -116,6 +127,12 @@ int knobs_features(const struct knob_space *sp, int cand, double *x);
  * orders the first trials, never a claim about the workload.
  */
 double knobs_prior_shape(const struct knob_space *sp, int cand);
+/*
+ * Threads a candidate keeps busy: intra-op x inter-op threads x ranks (each
+ * inter-op thread and each rank runs its own intra-op team).  Past the
+ * space's CPUs (cpus) they are oversubscribed.
+ */
+long knobs_threads_in_flight(const struct knob_space *sp, int cand);
 
 /* Every value allowed. */
 void knobs_filter_all(const struct knob_space *sp, struct knob_filter *f);

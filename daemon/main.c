@@ -127,7 +127,7 @@ static int daemon_start(struct daemon *d)
 	const struct config *cfg = d->cfg;
 	struct store_options so = {.queue_limit = (size_t)cfg->queue_limit, .readers = 4};
 	struct diag_options dio = diag_options_of(cfg);
-	struct tuner_options to = {.explore_share = cfg->explore_share, .gain_threshold = cfg->gain_threshold};
+	struct tuner_options to = {.gain_threshold = cfg->gain_threshold};
 	struct sampler_options sam = {.interval_s = cfg->interval_s, .store_interval_s = cfg->store_interval_s,
 				      .discovery_interval_s = cfg->discovery_interval_s,
 				      .proc_root = cfg->proc_root, .sys_root = cfg->sys_root,

@@ -5,12 +5,11 @@
  * chosen across jobs, and per phase the runtime knobs.  Each decision ranks
  * the plans by their whole-job objective, measured or predicted, and runs
  * the best measured one or the one of highest expected improvement; a
- * proposal that is clearly losing is cut short, and exploration never costs
- * a job more than explore_share of its steps' worth (plus a step or two),
- * nor, once the workload has had a confident best, more than explore_share
- * of its steps.  Exploration stops when the expected gain falls below
- * gain_threshold.  What is learned is written through the store outside
- * the lock; the recommendation views live in tuner_view.c.
+ * proposal that is clearly losing is cut short, and a proposal is measured
+ * only when what it is expected to teach pays for what measuring it is
+ * expected to cost (explore_pays).  Exploration stops when the expected gain
+ * falls below gain_threshold.  What is learned is written through the store
+ * outside the lock; the recommendation views live in tuner_view.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -514,19 +513,61 @@ static void phase_filter(const struct tuner_job *j, int static_from, struct knob
 		knobs_filter_pin_static(&j->w->sp, f, static_from);
 }
 
+/* Whether a and b agree on every knob that cannot change while a job runs. */
+static bool same_static(const struct knob_space *sp, int a, int b)
+{
+	struct knob_config x, y;
+	int i;
+
+	if (a < 0 || b < 0)
+		return a == b;
+	knobs_decode(sp, a, &x);
+	knobs_decode(sp, b, &y);
+	for (i = 0; i < sp->nknobs; i++)
+		if (!sp->knobs[i].runtime && x.idx[i] != y.idx[i])
+			return false;
+	return true;
+}
+
 /* Steps of a proposal after which it is given up even if its trial never completed (the job never ran it). */
 #define PLAN_PENDING_MAX_STEPS (3 * TRIAL_MAX_STEPS)
-/* Steps' worth of loss any job may spend exploring before its budget share has grown. */
-#define EXPLORE_ALLOWANCE 2.0
+/* Steps a proposal costs when it can be switched away from: its warm-up and the fewest a trial measures. */
+#define EXPLORE_TRIAL_STEPS (TRIAL_WARMUP_SWITCH + TRIAL_MIN_STEPS)
 
-/* Whether the job has spent what it may on plans other than the best measured one. */
-static bool budget_spent(const struct tuner *t, const struct tuner_job *j, const struct tuner_phase *ph0)
+/*
+ * Whether measuring the plan estimated as next pays for itself against
+ * the best measured plan (value inc): its expected improvement, over the
+ * steps that will run on what it teaches, against its expected shortfall
+ * below the best, over the steps measuring it costs (cost_steps).  What
+ * it teaches serves the rest of this job and the workload's next jobs: by
+ * the rule that a process which has run so long is likely to run as long
+ * again, as many steps as the workload has run, plus a job's worth.  So
+ * exploration shrinks to nothing once nothing better is likely, and a
+ * workload far below what the model thinks possible explores most of a
+ * job; a long-lived workload is worth more exploring than a new one, and
+ * a static setting (a whole job on it) must promise more than a runtime
+ * one (a trial of a few steps, cut short when it loses).
+ */
+static bool explore_pays(const struct tuner_workload *w, const struct tuner_plan_est *next, double inc,
+			 double cost_steps)
 {
-	double share = t->opt.explore_share;
+	double ei, shortfall, per_job;
 
-	if (j->explore_cost >= share * (double)j->steps + EXPLORE_ALLOWANCE)
-		return true;
-	return ph0->settled && (double)j->explore_steps >= share * (double)j->steps;
+	if (!(inc > 0.0) || !isfinite(next->mu) || !isfinite(next->sd))
+		return false;
+	ei = gp_expected_improvement(next->mu, next->sd, inc);
+	shortfall = ei - (next->mu - inc); /* E[max(0, inc - value)] */
+	per_job = w->jobs > 0 ? (double)w->steps / (double)w->jobs : 0.0;
+	return ei * ((double)w->steps + per_job) >= shortfall * cost_steps;
+}
+
+/* Steps a job that starts on plan p risks on it: the whole job when it cannot switch away, else a trial. */
+static double start_cost_steps(const struct tuner_workload *w, const struct tuner_plan *p, const struct tuner_plan *best,
+			       bool fixed)
+{
+	if (fixed || !same_static(&w->sp, p->top, best->top))
+		return w->jobs > 0 ? fmax((double)w->steps / (double)w->jobs, EXPLORE_TRIAL_STEPS) : EXPLORE_TRIAL_STEPS;
+	return EXPLORE_TRIAL_STEPS;
 }
 
 /* Sets the plan the job runs from now on; pending when it is a proposal to measure. */
@@ -604,7 +645,7 @@ static json_t *job_answer(struct tuner *t, struct tuner_job *j, struct tuner_wri
 	if (ch.gain < t->opt.gain_threshold) {
 		maybe_settle(t, j, ph0, wl);
 		job_set_plan(j, &ch.best, false);
-	} else if (ch.any_measured && budget_spent(t, j, ph0)) {
+	} else if (ch.any_measured && !explore_pays(w, &ch.next_est, ch.best_est.mu, EXPLORE_TRIAL_STEPS)) {
 		job_set_plan(j, &ch.best, false);
 	} else {
 		job_set_plan(j, &ch.next, !ch.any_measured || !tuner_plan_equal(w, &ch.next, &ch.best));
@@ -642,10 +683,12 @@ static void trial_record(struct tuner_job *j, const char *phase, struct trial_ac
 			return;
 	}
 	phase_filter(j, cand, &f);
-	/* The best config or plan gives what contradicts what was measured of it: a drift. */
-	if (!ph->settled)
-		drifted = false;
-	else if (plan && !plan->uniform)
+	/*
+	 * The best config or plan gives what contradicts what was measured of
+	 * it (twice at least, beyond its spread): a drift.  Whether or not the
+	 * workload has settled: exploring on does not make an outdated best right.
+	 */
+	if (plan && !plan->uniform)
 		drifted = a->cand == j->inc_pool && tuner_pool_drifted(w, a->cand, a->mean, var, &mu, &sd);
 	else if ((drifted = cand == learner_best(ph->l, &f) && learner_drifted(ph->l, cand, a->mean, var)))
 		learner_predict(ph->l, cand, &mu, &sd);
@@ -799,32 +842,13 @@ static void learn_step_scale(struct tuner_job *j, double value, double step_time
 	w->kappa_n++;
 }
 
-/* Whether a and b agree on every knob that cannot change while a job runs. */
-static bool same_static(const struct knob_space *sp, int a, int b)
-{
-	struct knob_config x, y;
-	int i;
-
-	if (a < 0 || b < 0)
-		return a == b;
-	knobs_decode(sp, a, &x);
-	knobs_decode(sp, b, &y);
-	for (i = 0; i < sp->nknobs; i++)
-		if (!sp->knobs[i].runtime && x.idx[i] != y.idx[i])
-			return false;
-	return true;
-}
-
-/* One whole-job step under the plan of pool: counts what exploring costs, and measures the plan. */
+/* One whole-job step under the plan of pool: counts it, and measures the plan. */
 static void whole_step(struct tuner_job *j, int pool, const struct sample *x, double v, struct tuner_write **wl)
 {
 	struct tuner_job_phase *jp;
 
 	j->steps++;
-	if (j->inc_value > 0.0 && pool != j->inc_pool) {
-		j->explore_steps++;
-		j->explore_cost += fmax(0.0, 1.0 - v / j->inc_value);
-	}
+	j->w->steps++;
 	if (pool >= 0 && (jp = job_phase(j, "")))
 		phase_step(j, jp, pool, x->t, v, wl);
 }
@@ -967,8 +991,6 @@ struct tuner *tuner_open(struct store *st, const struct node_info *node, const s
 	t->st = st;
 	t->node = *node;
 	t->opt = *opt;
-	if (!(t->opt.explore_share >= 0.0 && t->opt.explore_share <= 1.0))
-		t->opt.explore_share = 0.10;
 	if (!(t->opt.gain_threshold > 0.0))
 		t->opt.gain_threshold = 0.01;
 	/* Nobody sees t yet, but the load runs functions whose contract is "lock held". */
@@ -981,8 +1003,12 @@ struct tuner *tuner_open(struct store *st, const struct node_info *node, const s
 	}
 	for (w = t->workloads; w; w = w->next) {
 		size_t i;
-		for (i = 0; i < w->npools; i++)
+		for (i = 0; i < w->npools; i++) {
 			trials += w->pools[i].fresh.trials + w->pools[i].stale.trials;
+			/* The steps its jobs ran, as far as its trials measured them (what explore_pays weighs). */
+			if (!w->pools[i].phase[0])
+				w->steps += w->pools[i].fresh.steps + w->pools[i].stale.steps;
+		}
 		nwork++;
 	}
 	log_info("tuner: %ld trials of %d workloads loaded", trials, nwork);
@@ -1055,18 +1081,23 @@ static struct tuner_workload *job_workload(struct tuner *t, int64_t wid, const c
  */
 static json_t *job_begin(struct tuner *t, struct tuner_job *j)
 {
-	struct tuner_phase *ph0 = tuner_phase_get(j->w, "", true);
+	struct tuner_workload *w = j->w;
+	struct tuner_phase *ph0 = tuner_phase_get(w, "", true);
 	struct tuner_plan_choice ch;
-	bool known;
+	bool explore;
 
 	if (!ph0 || !job_phase(j, ""))
 		return NULL;
-	tuner_prior_apply(t, j->w, ph0);
-	if (tuner_plan_choose(t, j->w, &j->allowed, &ch) < 0)
+	tuner_prior_apply(t, w, ph0);
+	if (tuner_plan_choose(t, w, &j->allowed, &ch) < 0)
 		return NULL;
-	known = ch.any_measured && (ph0->settled || ch.gain < t->opt.gain_threshold);
+	explore = !ch.any_measured || ch.survey ||
+		  (ch.gain >= t->opt.gain_threshold &&
+		   explore_pays(w, &ch.next_est, ch.best_est.mu,
+				start_cost_steps(w, &ch.next, &ch.best,
+						 knobs_int_value(&w->sp, ch.next.top, "interop_threads", 1) > 1)));
 	job_note_best(j, &ch);
-	job_set_plan(j, known ? &ch.best : &ch.next, !known);
+	job_set_plan(j, explore ? &ch.next : &ch.best, explore);
 	j->start_cand = j->plan.top;
 	j->gpus = (int)knobs_int_value(&j->w->sp, j->start_cand, "gpus", 0);
 	t->gpus_given += j->gpus;

@@ -17,7 +17,6 @@ struct tuner;
 struct node_info;
 
 struct tuner_options {
-	double explore_share;     /* max share of a job's steps on non-best configs once confident (0.10) */
 	double gain_threshold;    /* stop exploring when expected gain is below this (0.01) */
 };
 
@@ -50,7 +49,7 @@ void tuner_job_end(struct tuner *t, int64_t job_id);
  * The config to start a new job of workload name with params (an object of
  * strings or numbers; NULL for none) under objective (NULL: throughput), as
  * a new JSON object: {"workload","params","objective","config","source":
- * "learned"|"similar"|"default","expected":{"value","std"}|null,
+ * "learned"|"similar"|"other_class"|"node"|"default","expected":{"value","std"}|null,
  * "expected_gain" (over the topology default, a fraction)|null,
  * "remaining_gain","confidence" (0..1),"confident","trials","configs_tried",
  * "jobs","explanation"}; confidence is 1 / (1 + remaining_gain / gain_threshold).

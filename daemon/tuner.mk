@@ -7,7 +7,7 @@ TUNER_SOURCES = \
 	daemon/tuner_trial.c daemon/tuner_trial.h \
 	daemon/tuner_plan.c \
 	daemon/tuner.c daemon/tuner.h daemon/tuner_internal.h \
-	daemon/tuner_view.c daemon/tuner_cache.c daemon/tuner_other.c \
+	daemon/tuner_view.c daemon/tuner_cache.c daemon/tuner_other.c daemon/tuner_node.c \
 	daemon/goodput.c daemon/goodput.h daemon/tuner_goodput.c \
 	daemon/store_tuner.c daemon/store_tuner.h \
 	daemon/api_workloads.c
@@ -15,7 +15,7 @@ TUNER_SOURCES = \
 # Unit tests of the pure parts and of the tuner over a real store.
 if HAVE_CMOCKA
 TUNER_TESTS = tests/unit/test_tuner_knobs tests/unit/test_tuner_learner tests/unit/test_tuner \
-	tests/unit/test_tuner_other tests/unit/test_goodput
+	tests/unit/test_tuner_other tests/unit/test_goodput tests/unit/test_tuner_gate
 check_PROGRAMS += $(TUNER_TESTS)
 TESTS += $(TUNER_TESTS)
 tests_unit_test_tuner_knobs_SOURCES = tests/unit/test_tuner_knobs.c
@@ -33,6 +33,9 @@ tests_unit_test_tuner_LDADD = $(UNIT_LDADD)
 tests_unit_test_tuner_other_SOURCES = tests/unit/test_tuner_other.c
 tests_unit_test_tuner_other_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tuner_other_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_gate_SOURCES = tests/unit/test_tuner_gate.c
+tests_unit_test_tuner_gate_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_gate_LDADD = $(UNIT_LDADD)
 endif
 
 # A job driven through the HTTP API learns a surface it never saw; restarts keep it.
@@ -43,10 +46,10 @@ EXTRA_DIST += tests/integration/test_tuner.py
 TESTS += tests/integration/test_goodput.py
 EXTRA_DIST += tests/integration/test_goodput.py
 
-# The tuner benchmark (bench/tuner/README.md): run by hand with `make bench-tuner`,
-# never by `make check`.  It links the tuner's pure sources directly.
-BENCH_TUNER_SRCS = $(top_srcdir)/bench/tuner/bench_tuner.c $(top_srcdir)/daemon/knobs.c \
-	$(top_srcdir)/daemon/tuner_model.c $(top_srcdir)/daemon/tuner_learner.c
+# The tuning benchmark (bench/tuner/README.md) runs from bench/run
+# (`bench/run --only tuner-compare`), never from `make check`; the gate above
+# replays a fixed subset of its surfaces: every CSV surface and the first of
+# each generated family (tests/fixtures/tuner-gate, from gen_surfaces.py --gate).
 BENCH_TUNER_SURFACES = \
 	bench/tuner/surfaces/gpu-k80-aws-dist-resnet50-efficiency.csv \
 	bench/tuner/surfaces/gpu-k80-aws-vgg16-efficiency.csv \
@@ -61,14 +64,27 @@ BENCH_TUNER_SURFACES = \
 	bench/tuner/surfaces/torch-cnn-infer-b4.csv \
 	bench/tuner/surfaces/torch-lstm-train-b64.csv \
 	bench/tuner/surfaces/torch-lstm-train-b8.csv
-EXTRA_DIST += bench/tuner/bench_tuner.c bench/tuner/README.md bench/tuner/make_synthetic.py \
-	bench/tuner/measure_torch.py bench/tuner/recommend_latency.py $(BENCH_TUNER_SURFACES)
-CLEANFILES += bench/tuner/bench_tuner
-
-bench/tuner/bench_tuner: $(BENCH_TUNER_SRCS)
-	$(AM_V_CCLD)$(MKDIR_P) bench/tuner && $(CC) $(AM_CPPFLAGS) $(CPPFLAGS) -std=c11 -O2 $(JANSSON_CFLAGS) \
-		-o $@ $(BENCH_TUNER_SRCS) $(JANSSON_LIBS) -lm
-
-bench-tuner: bench/tuner/bench_tuner
-	cd $(top_srcdir) && $(abs_builddir)/bench/tuner/bench_tuner $(BENCH_TUNER_SURFACES)
-.PHONY: bench-tuner
+TUNER_GATE_SURFACES = \
+	tests/fixtures/tuner-gate/gen-cliff-000.csv \
+	tests/fixtures/tuner-gate/gen-cliff-001.csv \
+	tests/fixtures/tuner-gate/gen-cliff-002.csv \
+	tests/fixtures/tuner-gate/gen-cliff-003.csv \
+	tests/fixtures/tuner-gate/gen-flat-000.csv \
+	tests/fixtures/tuner-gate/gen-flat-001.csv \
+	tests/fixtures/tuner-gate/gen-flat-002.csv \
+	tests/fixtures/tuner-gate/gen-flat-003.csv \
+	tests/fixtures/tuner-gate/gen-interact-000.csv \
+	tests/fixtures/tuner-gate/gen-interact-001.csv \
+	tests/fixtures/tuner-gate/gen-interact-002.csv \
+	tests/fixtures/tuner-gate/gen-interact-003.csv \
+	tests/fixtures/tuner-gate/gen-peak-000.csv \
+	tests/fixtures/tuner-gate/gen-peak-001.csv \
+	tests/fixtures/tuner-gate/gen-peak-002.csv \
+	tests/fixtures/tuner-gate/gen-peak-003.csv \
+	tests/fixtures/tuner-gate/gen-usl-000.csv \
+	tests/fixtures/tuner-gate/gen-usl-001.csv \
+	tests/fixtures/tuner-gate/gen-usl-002.csv \
+	tests/fixtures/tuner-gate/gen-usl-003.csv
+EXTRA_DIST += bench/tuner/README.md bench/tuner/make_synthetic.py bench/tuner/gen_surfaces.py \
+	bench/tuner/compare.py bench/tuner/measure_torch.py bench/tuner/recommend_latency.py \
+	$(BENCH_TUNER_SURFACES) $(TUNER_GATE_SURFACES)

@@ -27,9 +27,10 @@ enum tuner_prior {
 	TUNER_PRIOR_TOPOLOGY,   /* the node's cores and GPUs */
 	TUNER_PRIOR_SIMILAR,    /* a workload of the same name with other parameters */
 	TUNER_PRIOR_OTHER_CLASS, /* this very workload measured on another hardware class (tuner_other.c) */
+	TUNER_PRIOR_NODE,       /* the other workloads this node (and its class) measured (tuner_node.c) */
 };
 
-/* The prior's name in the views: "topology", "similar" or "other_class". */
+/* The prior's name in the views: "topology", "similar", "other_class" or "node". */
 const char *tuner_prior_name(enum tuner_prior p);
 
 struct tuner_phase {
@@ -105,6 +106,7 @@ struct tuner_workload {
 	struct tuner_pool *pools;
 	size_t npools, pools_cap;
 	long jobs;                    /* jobs seen */
+	long steps;                   /* whole-job steps seen (after a restart: those its trials measured) */
 	double kappa_sum;             /* objective x step time (x resources for efficiency), summed ... */
 	long kappa_n;                 /* ... over this many steps: turns a value into a step time */
 	struct tuner_other *other;    /* what another hardware class measured of it (tuner_other.c); NULL: nothing */
@@ -130,8 +132,6 @@ struct tuner_job {
 	int inc_pool;                 /* the best measured plan at the last decision; -1: none */
 	double inc_value;             /* its whole-job value then; 0: none */
 	long steps;                   /* steps seen */
-	long explore_steps;           /* of which on plans other than the best measured */
-	double explore_cost;          /* what they cost: the sum of (1 - value / best value), per step */
 	long cut_trials;              /* proposals cut short as clearly worse */
 	int far_below;                /* consecutive steps of the proposal far below the best */
 	bool has_sps;                 /* reports samples_per_s (step_time_s is then ignored) */
@@ -223,7 +223,8 @@ void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner
 /*
  * Gives a phase without trials its prior, in the order of precedence: a
  * similar workload of this class (tuner_prior_similar), else what another
- * hardware class measured of this workload (tuner_prior_other_class).
+ * hardware class measured of this workload (tuner_prior_other_class), else
+ * what this node's other workloads measured (tuner_prior_node).
  */
 void tuner_prior_apply(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
 /* ---- other hardware classes (tuner_other.c, lock held) ---- */
@@ -251,6 +252,19 @@ void tuner_other_free(struct tuner_other *o);
  * cannot run are left out).
  */
 void tuner_prior_other_class(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
+/* ---- this node's other workloads (tuner_node.c, lock held) ---- */
+
+/*
+ * The prior shape, over sp's candidates, that the other workloads of
+ * objective obj measured on this node (w: the workload it is for, name its
+ * name; w NULL when not seen yet): a new array of sp->ncand, or NULL when no
+ * workload has trials enough; *from says how many informed it.
+ */
+double *tuner_node_shape(struct tuner *t, const struct tuner_workload *w, const char *name, enum objective obj,
+			 const struct knob_space *sp, int *from);
+/* Gives the whole-job phase of w, while it has no trials and no other prior, the node's shape. */
+void tuner_prior_node(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
+
 /* Whether w (NULL: not seen here) has trials of this node's class. */
 bool tuner_has_trials(const struct tuner_workload *w);
 /*
@@ -280,6 +294,7 @@ struct tuner_plan_choice {
 	struct tuner_plan_est best_est, next_est;
 	double gain;                  /* largest expected improvement, relative to best (1.0 before any) */
 	bool any_measured;
+	bool survey;                  /* next is an unmeasured static group's survey (measured whatever it costs) */
 };
 
 void tuner_plan_uniform(struct tuner_plan *p, int top);

@@ -6,6 +6,7 @@
  * process models what the prior misses.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,175 @@ static int collect(struct learner *l, double *x, double *y, double *nv, int *rep
 	return n;
 }
 
+/* Weights below this share of the largest are left out of the average. */
+#define LEARNER_AVERAGE_MIN_WEIGHT 1e-3
+
+/*
+ * The posterior at every candidate averaged over the hyperparameter grid,
+ * each fit weighted by its marginal likelihood times its prior (Bayesian
+ * model averaging), into l->mu and l->sd.  The single best fit is
+ * overconfident where the data say little: measurements that are flat
+ * along the one knob a job could vary make a small spread and a long
+ * lengthscale most likely, and that fit then rules out what no trial
+ * looked at (another data-loader count, an untried batch size); the
+ * average keeps the other fits' doubt in proportion to their evidence.
+ * -1 (nothing written) when no fit succeeds or memory runs out.
+ */
+static int predict_averaged(struct learner *l, const struct gp_data *d)
+{
+	struct gp_hyper grid[GP_HYPER_GRID];
+	double prior[GP_HYPER_GRID], score[GP_HYPER_GRID], top = -INFINITY, wsum = 0.0;
+	double *feat = malloc(sizeof(double) * (size_t)l->sp.ncand * GP_MAX_DIM);
+	double *m1 = calloc((size_t)l->sp.ncand, sizeof(double)), *m2 = calloc((size_t)l->sp.ncand, sizeof(double));
+	struct gp g = {0};
+	int ng = gp_hyper_grid(grid, prior, GP_HYPER_GRID), h, c, rc = -1;
+
+	if (!feat || !m1 || !m2)
+		goto done;
+	for (c = 0; c < l->sp.ncand; c++)
+		knobs_features(&l->sp, c, feat + (size_t)c * GP_MAX_DIM);
+	for (h = 0; h < ng; h++) {
+		score[h] = gp_fit(&g, d, &grid[h]) == 0 ? g.lml + prior[h] : -INFINITY;
+		top = fmax(top, score[h]);
+	}
+	for (h = 0; h < ng && isfinite(top); h++) {
+		double w = exp(score[h] - top);
+		if (!(w >= LEARNER_AVERAGE_MIN_WEIGHT) || gp_fit(&g, d, &grid[h]) < 0)
+			continue;
+		wsum += w;
+		for (c = 0; c < l->sp.ncand; c++) {
+			double m, v;
+			gp_predict(&g, feat + (size_t)c * GP_MAX_DIM, &m, &v);
+			m1[c] += w * m;
+			m2[c] += w * (v + m * m);
+		}
+	}
+	if (!(wsum > 0.0))
+		goto done;
+	for (c = 0; c < l->sp.ncand; c++) {
+		double m = m1[c] / wsum, v = fmax(m2[c] / wsum - m * m, 1e-12);
+		l->mu[c] = (l->prior_coef * l->shape[c] + m) * l->scale;
+		l->sd[c] = sqrt(v) * l->scale;
+	}
+	rc = 0;
+done:
+	gp_free(&g);
+	free(feat);
+	free(m1);
+	free(m2);
+	return rc;
+}
+
+/* Whether cand keeps more threads busy than the CPUs (an oversubscribed regime). */
+static bool over(const struct knob_space *sp, int cand)
+{
+	return sp->cpus > 0 && knobs_threads_in_flight(sp, cand) > sp->cpus;
+}
+
+/* Doubt kept by a config never measured: what lies between measured ones may still be a narrow peak. */
+#define LEARNER_UNTRIED_SD 0.05
+
+/*
+ * Per knob and value: the nearest value measured (itself when measured; -1
+ * when the knob has none) and how far it is in model units; per knob,
+ * whether the trials measured more than one of its values.
+ */
+static void nearest_measured(const struct learner *l, int near[KNOB_MAX][KNOB_MAX_VALUES],
+			     double dist[KNOB_MAX][KNOB_MAX_VALUES], bool varied[KNOB_MAX])
+{
+	uint32_t seen[KNOB_MAX] = {0};
+	struct knob_config cf;
+	int c, k, v, u;
+
+	for (c = 0; c < l->sp.ncand; c++) {
+		if (l->fresh[c].trials + l->stale[c].trials == 0)
+			continue;
+		knobs_decode(&l->sp, c, &cf);
+		for (k = 0; k < l->sp.nknobs; k++)
+			seen[k] |= 1u << cf.idx[k];
+	}
+	for (k = 0; k < l->sp.nknobs; k++) {
+		const struct knob *kn = &l->sp.knobs[k];
+		varied[k] = (seen[k] & (seen[k] - 1)) != 0;
+		for (v = 0; v < kn->nvalues; v++) {
+			near[k][v] = -1;
+			dist[k][v] = INFINITY;
+			for (u = 0; u < kn->nvalues; u++) {
+				double d;
+				if (!(seen[k] & (1u << u)))
+					continue;
+				if (kn->type == KNOB_INT)
+					d = fabs(knobs_value_feature(kn, kn->ivalues[v]) - knobs_value_feature(kn, kn->ivalues[u]));
+				else
+					d = u == v ? 0.0 : INFINITY; /* one-hot: no value says anything of another */
+				if (near[k][v] < 0 || d < dist[k][v] || (u == kn->prior && d <= dist[k][v])) {
+					near[k][v] = u;
+					dist[k][v] = d;
+				}
+			}
+		}
+	}
+}
+
+/*
+ * What the fit cannot see.  Its one lengthscale is shared by all knobs, so
+ * measurements that vary along the knob a job could change and not along
+ * the others (a static knob, fixed through a job) make it extrapolate the
+ * first knob's slopes into the others: a batch size never measured reverts
+ * to the average of the thread counts measured, and measurements flat in
+ * threads (a job bound by its data loader) make an unmeasured loader count
+ * look settled.  So a config whose value of some knob lies more than a
+ * doubling from every value of that knob measured (for a categorical knob:
+ * any value never measured) keeps the spread the model starts with, and
+ * where that knob was never varied (or is categorical) it is presumed as
+ * good as the config with the measured value instead, as a model with a
+ * lengthscale per knob would presume of a knob it knows nothing about.  A config never measured keeps at least LEARNER_UNTRIED_SD,
+ * the room for a narrow peak between measured ones.
+ */
+static void keep_unseen_doubt(struct learner *l)
+{
+	int near[KNOB_MAX][KNOB_MAX_VALUES];
+	bool varied[KNOB_MAX], oversubscribed = false;
+	double dist[KNOB_MAX][KNOB_MAX_VALUES], *mu = malloc(sizeof(double) * (size_t)l->sp.ncand);
+	struct knob_config cf;
+	struct gp_hyper h;
+	int c, k;
+
+	if (!mu)
+		return;
+	memcpy(mu, l->mu, sizeof(double) * (size_t)l->sp.ncand);
+	nearest_measured(l, near, dist, varied);
+	gp_hyper_default(&h);
+	for (c = 0; c < l->sp.ncand; c++)
+		oversubscribed = oversubscribed || (l->fresh[c].trials + l->stale[c].trials > 0 && over(&l->sp, c));
+	for (c = 0; c < l->sp.ncand; c++) {
+		double floor = l->fresh[c].trials + l->stale[c].trials == 0 ? LEARNER_UNTRIED_SD : 0.0;
+		bool unknown = false;
+		/* Past the CPUs is a regime of its own, unknown until a config in it is measured. */
+		if (!oversubscribed && over(&l->sp, c))
+			floor = h.signal_sd;
+		knobs_decode(&l->sp, c, &cf);
+		for (k = 0; k < l->sp.nknobs; k++) {
+			int v = cf.idx[k];
+			if (l->sp.knobs[k].nvalues <= 1 || !(dist[k][v] > 1.0) || near[k][v] < 0)
+				continue;
+			floor = h.signal_sd;
+			/* A knob varied in the trials has slopes the fit may extrapolate; one never varied has none. */
+			if (l->sp.knobs[k].type == KNOB_CAT || !varied[k]) {
+				unknown = true;
+				cf.idx[k] = near[k][v];
+			}
+		}
+		if (unknown) {
+			int p = knobs_encode(&l->sp, &cf);
+			if (l->shape[p] > 0.0)
+				l->mu[c] = fmax(l->mu[c], mu[p] * l->shape[c] / l->shape[p]);
+		}
+		l->sd[c] = fmax(l->sd[c], floor * l->scale);
+	}
+	free(mu);
+}
+
 void learner_refit(struct learner *l)
 {
 	static const int cap = GP_MAX_OBS;
@@ -183,13 +353,17 @@ void learner_refit(struct learner *l)
 		h.nugget_sd = 0.1;
 		(void)gp_fit(&l->gp, &d, &h); /* on failure the model predicts the prior alone */
 	}
-	for (c = 0; c < l->sp.ncand; c++) {
-		double m, v;
-		knobs_features(&l->sp, c, xs);
-		gp_predict(&l->gp, xs, &m, &v);
-		l->mu[c] = (l->prior_coef * l->shape[c] + m) * l->scale;
-		l->sd[c] = sqrt(v) * l->scale;
+	if (n < 4 || predict_averaged(l, &d) < 0) {
+		for (c = 0; c < l->sp.ncand; c++) {
+			double m, v;
+			knobs_features(&l->sp, c, xs);
+			gp_predict(&l->gp, xs, &m, &v);
+			l->mu[c] = (l->prior_coef * l->shape[c] + m) * l->scale;
+			l->sd[c] = sqrt(v) * l->scale;
+		}
 	}
+	if (n > 0)
+		keep_unseen_doubt(l);
 	free(x);
 }
 

@@ -21,18 +21,34 @@ void gp_hyper_default(struct gp_hyper *h)
 	h->lengthscale = 1.0;
 	h->signal_sd = 0.3;
 	h->nugget_sd = 0.02;
+	h->additive = 0.0;
 }
 
+static double matern52(double r)
+{
+	double s = sqrt(5.0) * r;
+
+	return (1.0 + s + s * s / 3.0) * exp(-s);
+}
+
+/*
+ * Matern 5/2 over the distance between two candidates, plus, with weight
+ * h->additive, the mean of the same kernel along each coordinate alone:
+ * candidates that share a thread count stay alike whatever their batch size
+ * or loader count, so what one static setting taught about threads carries
+ * to the others (an additive part, as in additive Gaussian processes).
+ */
 static double kernel(const struct gp_hyper *h, const double *a, const double *b, int dim)
 {
-	double r2 = 0.0, r, s;
+	double r2 = 0.0, add = 0.0, w = h->additive;
 	int i;
 
-	for (i = 0; i < dim; i++)
+	for (i = 0; i < dim; i++) {
 		r2 += (a[i] - b[i]) * (a[i] - b[i]);
-	r = sqrt(r2) / h->lengthscale;
-	s = sqrt(5.0) * r;
-	return h->signal_sd * h->signal_sd * (1.0 + s + s * s / 3.0) * exp(-s);
+		add += matern52(fabs(a[i] - b[i]) / h->lengthscale);
+	}
+	add = dim > 0 ? add / dim : 0.0;
+	return h->signal_sd * h->signal_sd * ((1.0 - w) * matern52(sqrt(r2) / h->lengthscale) + w * add);
 }
 
 /* In-place lower Cholesky factor of the n x n matrix a; -1 if not positive definite. */
@@ -140,34 +156,42 @@ int gp_fit(struct gp *gp, const struct gp_data *d, const struct gp_hyper *h)
 	return 0;
 }
 
-int gp_fit_select(struct gp *gp, const struct gp_data *d)
+int gp_hyper_grid(struct gp_hyper *out, double *log_prior, int max)
 {
 	static const double ls[] = { 0.7, 1.2, 2.0, 3.5 };
 	static const double sd[] = { 0.05, 0.15, 0.4 };
 	static const double ng[] = { 0.01, 0.04 };
-	struct gp_hyper h, best_h;
-	double best = -INFINITY;
-	size_t a, b, c;
+	static const double ad[] = { 0.0, 0.5 };
+	size_t a, b, c, e;
+	int n = 0;
+
+	for (a = 0; a < sizeof(ls) / sizeof(ls[0]); a++)
+		for (b = 0; b < sizeof(sd) / sizeof(sd[0]); b++)
+			for (c = 0; c < sizeof(ng) / sizeof(ng[0]); c++)
+				for (e = 0; e < sizeof(ad) / sizeof(ad[0]) && n < max; e++) {
+					/* A weak log-normal prior around a lengthscale of 1.5 doublings. */
+					double lp = log(ls[a] / 1.5);
+					out[n] = (struct gp_hyper){ .lengthscale = ls[a], .signal_sd = sd[b],
+								   .nugget_sd = ng[c], .additive = ad[e] };
+					log_prior[n++] = -0.5 * lp * lp / 0.5;
+				}
+	return n;
+}
+
+int gp_fit_select(struct gp *gp, const struct gp_data *d)
+{
+	struct gp_hyper grid[GP_HYPER_GRID], best_h;
+	double prior[GP_HYPER_GRID], best = -INFINITY;
+	int i, n;
 
 	gp_hyper_default(&best_h);
 	if (d->n >= 4) {
-		for (a = 0; a < sizeof(ls) / sizeof(ls[0]); a++)
-			for (b = 0; b < sizeof(sd) / sizeof(sd[0]); b++)
-				for (c = 0; c < sizeof(ng) / sizeof(ng[0]); c++) {
-					double score, lp;
-					h.lengthscale = ls[a];
-					h.signal_sd = sd[b];
-					h.nugget_sd = ng[c];
-					if (gp_fit(gp, d, &h) < 0)
-						continue;
-					/* A weak log-normal prior around a lengthscale of 1.5 doublings. */
-					lp = log(ls[a] / 1.5);
-					score = gp->lml - 0.5 * lp * lp / 0.5;
-					if (score > best) {
-						best = score;
-						best_h = h;
-					}
-				}
+		n = gp_hyper_grid(grid, prior, GP_HYPER_GRID);
+		for (i = 0; i < n; i++)
+			if (gp_fit(gp, d, &grid[i]) == 0 && gp->lml + prior[i] > best) {
+				best = gp->lml + prior[i];
+				best_h = grid[i];
+			}
 	}
 	return gp_fit(gp, d, &best_h);
 }

@@ -16,6 +16,7 @@ struct gp_hyper {
 	double lengthscale;   /* in feature units: 1.0 is a doubling of a count */
 	double signal_sd;     /* prior spread of the residual, relative to the best objective */
 	double nugget_sd;     /* spread between runs of the same config, relative */
+	double additive;      /* weight of the kernel's additive part (0: the distance over all features alone) */
 };
 
 /* What the model is fitted to; arrays of n (x: n * dim), owned by the caller. */
@@ -48,9 +49,17 @@ void gp_hyper_default(struct gp_hyper *h);
  */
 int gp_fit(struct gp *gp, const struct gp_data *d, const struct gp_hyper *h);
 
+/* Hyperparameters a fit chooses among: lengthscales x signal spreads x nuggets x additive weights. */
+#define GP_HYPER_GRID 48
 /*
- * Fits with the hyperparameters of highest marginal likelihood (plus a weak
- * prior favouring moderate lengthscales) on a grid; the defaults when n < 4.
+ * The grid (at most max entries) and each entry's log prior (a weak
+ * log-normal one favouring moderate lengthscales); returns the count.
+ */
+int gp_hyper_grid(struct gp_hyper *out, double *log_prior, int max);
+
+/*
+ * Fits with the hyperparameters of highest marginal likelihood plus log
+ * prior on the grid; the defaults when n < 4.
  */
 int gp_fit_select(struct gp *gp, const struct gp_data *d);
 

@@ -26,6 +26,8 @@ const char *tuner_prior_name(enum tuner_prior p)
 		return "similar";
 	if (p == TUNER_PRIOR_OTHER_CLASS)
 		return "other_class";
+	if (p == TUNER_PRIOR_NODE)
+		return "node";
 	return "topology";
 }
 
@@ -61,6 +63,7 @@ void tuner_prior_apply(struct tuner *t, struct tuner_workload *w, struct tuner_p
 {
 	tuner_prior_similar(t, w, ph);
 	tuner_prior_other_class(t, w, ph);
+	tuner_prior_node(t, w, ph);
 }
 
 /*

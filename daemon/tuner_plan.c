@@ -36,8 +36,8 @@
 /* Most static groups (distinct values of the static knobs) ranked at once. */
 #define PLAN_MAX_GROUPS 64
 /*
- * Up to this many static groups, each is measured once (its plan of highest
- * expected improvement) before a workload settles: a group is only as good
+ * Up to this many static groups, each is measured once (its most promising
+ * plan) before a workload settles: a group is only as good
  * as its best plan, and models fitted on the other groups cannot say what a
  * static knob does to the phases (an inter-op pool turns the forked phase's
  * preference around).  Beyond it, surveying would cost more jobs than the
@@ -488,7 +488,11 @@ static void group_plans(struct tuner_workload *w, const struct plan_group *g, st
 
 /*
  * The plan to survey a static group none of whose plans is measured: its
- * highest expected improvement (ei: per ranked plan, -1 where unknown); -1: none.
+ * most promising, the highest predicted value (ei: per ranked plan, -1
+ * where unknown), since a group is as good as its best plan and the survey
+ * asks whether that beats the other groups'.  Not the plan of highest
+ * expected improvement, which is the group's least known corner: a whole
+ * job oversubscribed, when an inter-op pool locks the plan in.  -1: none.
  */
 static int survey_plan(const struct tuner_workload *w, const struct plan_group *groups, int ng,
 		       const struct plan_ranking *r, const struct tuner_plan_est *est, const double *ei)
@@ -502,7 +506,7 @@ static int survey_plan(const struct tuner_workload *w, const struct plan_group *
 			if (!knobs_filter_pass(&w->sp, &groups[g].f, r->plans[i].top))
 				continue;
 			measured = est[i].measured;
-			if (ei[i] >= 0.0 && (pick < 0 || ei[i] > ei[pick]))
+			if (ei[i] >= 0.0 && (pick < 0 || est[i].mu > est[pick].mu))
 				pick = i;
 		}
 		if (!measured && pick >= 0)
@@ -563,6 +567,7 @@ int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct kn
 	if (ng > 1 && ng <= PLAN_SURVEY_GROUPS && (i = survey_plan(w, groups, ng, r, est, ei)) >= 0) {
 		next = i;
 		out->gain = fmax(out->gain, t->opt.gain_threshold);
+		out->survey = true;
 	}
 	out->best = r->plans[best];
 	out->best_est = est[best];

@@ -205,6 +205,33 @@ static json_t *recommend_other_class(struct tuner *t, struct tuner_workload *w, 
 			 (json_int_t)w->other->nodes);
 }
 
+/*
+ * A workload without trials of its own or of a similar or other-class
+ * variant: the best of what this node's other workloads measured, read at
+ * its candidates (tuner_node.c).  NULL when no other workload has trials enough.
+ */
+static json_t *recommend_node(struct tuner *t, const struct tuner_workload *w, const char *name, const char *objective)
+{
+	struct knob_space sp;
+	char text[200], line[1024];
+	double *shape;
+	int c, best, from;
+
+	if (fresh_space(t, w ? w->declared : NULL, objective, &sp) < 0 ||
+	    !(shape = tuner_node_shape(t, w, name, tuner_objective(objective), &sp, &from)))
+		return NULL;
+	for (best = knobs_prior_candidate(&sp), c = 0; c < sp.ncand; c++)
+		if (shape[c] > shape[best])
+			best = c;
+	free(shape);
+	knobs_config_text(&sp, best, text, sizeof(text));
+	snprintf(line, sizeof(line), "no trials of this workload yet: %s is best by what %d other workload%s measured "
+		 "on this node, with the topology's rules", text[0] ? text : "the config", from, from == 1 ? "" : "s");
+	return json_pack("{s:o, s:s, s:n, s:n, s:n, s:f, s:b, s:i, s:s, s:{s:i}}", "config", knobs_config_json(&sp, best),
+			 "source", "node", "expected", "expected_gain", "remaining_gain", "confidence", 0.0, "confident", 0,
+			 "trials", 0, "explanation", line, "node", "workloads", from);
+}
+
 static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w, const char *objective)
 {
 	struct knob_topology topo;
@@ -244,6 +271,8 @@ json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params,
 		rec = recommend_similar(t, o, obj);
 	if (!rec && ph0 && !tuner_has_trials(w))
 		rec = recommend_other_class(t, w, ph0);
+	if (!rec && !tuner_has_trials(w))
+		rec = recommend_node(t, w, name, obj);
 	if (!rec)
 		rec = recommend_default(t, w, obj);
 	pthread_mutex_unlock(&t->lock);
@@ -321,8 +350,9 @@ static json_t *workload_summary(struct tuner *t, struct tuner_workload *w)
 	o = json_pack("{s:s, s:O, s:s, s:s, s:i, s:I, s:o, s:o, s:s}", "name", w->name, "params", w->params,
 		      "objective", tuner_objective_name(w->objective), "hw_class", t->node.hw_class,
 		      "trials", phase_trials(w), "jobs", (json_int_t)w->jobs, "phases", phases, "best", best, "source",
-		      json_is_object(best) ? "learned" : ph0 && ph0->prior == TUNER_PRIOR_OTHER_CLASS ? "other_class"
-										: "default");
+		      json_is_object(best) ? "learned"
+		      : ph0 && (ph0->prior == TUNER_PRIOR_OTHER_CLASS || ph0->prior == TUNER_PRIOR_NODE)
+			      ? tuner_prior_name(ph0->prior) : "default");
 	/* Where the prior of a variant without trials here came from (and stays, under its first trials). */
 	if (ph0 && ph0->prior == TUNER_PRIOR_OTHER_CLASS && w->other)
 		json_object_set_new(o, "other_class", json_pack("{s:s, s:i, s:I}", "hw_class", w->other->hw_class,

@@ -10,8 +10,10 @@ DLPROF_BUILD_PACKAGES="build-essential autoconf automake libtool pkg-config
 # with PyTorch on an optimized BLAS, browser (chromium + node), metrics
 # checks (promtool, and a real server scraping the daemon, from
 # prometheus), fuzzing (clang), the python3-dlprof package (debhelper,
-# dh-python), a PostgreSQL server for the cluster store's tests.
-DLPROF_TEST_PACKAGES="libcmocka-dev python3 python3-torch libopenblas0-openmp
+# dh-python), a PostgreSQL server for the cluster store's tests, and
+# Optuna, the optimizer the tuning benchmark measures the tuner against
+# (bench/tuner/compare.py).
+DLPROF_TEST_PACKAGES="libcmocka-dev python3 python3-torch libopenblas0-openmp python3-optuna
  sqlite3 curl procps chromium prometheus clang wrk iproute2
  python3-pip python3-setuptools python3-wheel
  slurmctld slurmd slurm-client munge libslurm-dev groff-base

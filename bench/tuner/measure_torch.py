@@ -149,6 +149,9 @@ def main():
             f.write("# source: measured by bench/tuner/measure_torch.py, python3-torch 1.13.1, "
                     "%d CPUs (shared machine), median of %d rounds x %.1f s per point\n" % (ncpu, ROUNDS, SECONDS))
             f.write("# topology: cores=%d numa_cores=%d gpus=0\n" % (ncpu, ncpu))
+            if model == "cnn":
+                # The job forks (torch.jit.fork): it declares its inter-op pool, as a job of it would.
+                f.write('# declared: {"interop_threads": {"default": 2}}\n')
             f.write("intra_threads,interop_threads,objective,std,n\n")
             for r in rows:
                 f.write("%d,%d,%.3f,%.3f,%d\n" % r)

@@ -59,7 +59,6 @@ static void check_config(const struct config *cfg)
 	assert(cfg->interval_s >= 0.01 && cfg->interval_s <= 3600);
 	assert(cfg->max_body_bytes >= 1024 && cfg->http_threads >= 1 && cfg->max_connections >= 1);
 	assert(cfg->queue_limit >= 1 && cfg->connection_timeout_s >= 1);
-	assert(cfg->explore_share >= 0 && cfg->explore_share <= 1);
 	assert(config_enum_name(config_read_access_names, (int)cfg->read_access) != NULL);
 	assert(config_enum_name(config_log_level_names, cfg->log_level) != NULL);
 	assert(cfg->token && cfg->db_path && cfg->socket_path && cfg->web_root);

@@ -140,7 +140,7 @@ static void fresh_answers(struct fixture *f)
 static int setup(void **state)
 {
 	static const struct store_options sopt = {.queue_limit = 1024, .readers = 2};
-	static const struct tuner_options topt = {.explore_share = 0.10, .gain_threshold = 0.01};
+	static const struct tuner_options topt = {.gain_threshold = 0.01};
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct route_answer a;
 	char metrics[512];

@@ -1,7 +1,8 @@
 /*
- * Knob spaces: node-derived ranges and the topology prior, declared knobs
+ * Knob spaces: node-derived ranges and the prior's rules, declared knobs
  * replacing them, bad declarations refused, candidates and JSON configs,
- * and the filters that keep proposals to what a job can run.
+ * mapping between spaces, and the filters that keep proposals to what a job
+ * can run.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -287,13 +288,85 @@ static void test_features_and_prior_shape(void **state)
 	build(&sp, &big, NULL);
 	prior = knobs_prior_candidate(&sp);
 	d = knobs_features(&sp, prior, x);
-	/* threads, inter-op, GPUs, threads in flight: the fixed knobs add nothing */
-	assert_int_equal(d, 4);
+	/* threads, inter-op, GPUs, threads in flight, oversubscribed: the fixed knobs add nothing */
+	assert_int_equal(d, 5);
 	assert_true(fabs(x[0] - 4.0) < 1e-12); /* log2(16) */
 	assert_true(fabs(x[3] - (x[0] + x[1])) < 1e-12);
+	assert_true(x[4] == 0.0);
 	assert_true(fabs(knobs_prior_shape(&sp, prior) - 1.0) < 1e-12);
-	for (c = 0; c < sp.ncand; c++)
-		assert_true(knobs_prior_shape(&sp, c) <= 1.0 && knobs_prior_shape(&sp, c) > 0.0);
+	for (c = 0; c < sp.ncand; c++) {
+		double shape = knobs_prior_shape(&sp, c), within = 1.0;
+		long flight = knobs_threads_in_flight(&sp, c);
+		assert_true(shape <= 1.0 && shape > 0.0);
+		assert_int_equal(flight, knobs_int_value(&sp, c, "intra_threads", 0) * knobs_int_value(&sp, c, "interop_threads", 0));
+		knobs_features(&sp, c, x);
+		assert_true((x[4] > 0.0) == (flight > 64));
+		/* Past the CPUs the prior expects a step to queue: at most their share of the rate. */
+		if (flight > 64)
+			assert_true(shape <= pow(64.0 / (double)flight, 0.5) * within);
+	}
+}
+
+/*
+ * The first config by rule: threads in flight within the physical cores of
+ * one NUMA domain, shared among a forking job's inter-op teams; a data
+ * loader with workers; a middle batch size; a declared default wins.
+ */
+static void test_prior_rules(void **state)
+{
+	const struct knob_topology sixteen = {.cpus_allowed = 16, .cores_allowed = 16, .numa_cores = 16};
+	struct knob_space sp;
+
+	(void)state;
+	build(&sp, &big, "{\"interop_threads\":{\"values\":[1,2,4],\"default\":4}}");
+	assert_int_equal(prior_value(&sp, "interop_threads"), 4);
+	assert_int_equal(prior_value(&sp, "intra_threads"), 4);        /* 16 cores of a domain over 4 teams */
+	build(&sp, &sixteen, "{\"dataloader_workers\":{\"values\":[0,2,4,8,16]},\"batch_size\":{\"values\":[16,32,64,128]}}");
+	assert_int_equal(prior_value(&sp, "dataloader_workers"), 4);   /* a quarter of the cores */
+	assert_int_equal(prior_value(&sp, "batch_size"), 64);
+	assert_int_equal(prior_value(&sp, "intra_threads"), 16);
+	build(&sp, &two_cpus, "{\"dataloader_workers\":{\"values\":[0,1,2]},\"batch_size\":{\"values\":[8,16],\"default\":8}}");
+	assert_int_equal(prior_value(&sp, "dataloader_workers"), 1);   /* at least one worker */
+	assert_int_equal(prior_value(&sp, "batch_size"), 8);           /* declared */
+}
+
+/* Another workload's space read through the knobs both have; the others at their priors. */
+static void test_map_between_spaces(void **state)
+{
+	struct knob_space a, b;
+	int map[4096], c, n = 0;
+
+	(void)state;
+	build(&a, &two_cpus, "{\"intra_threads\":{\"values\":[1,2,3]},\"batch_size\":{\"values\":[16,32]}}");
+	build(&b, &two_cpus, "{\"intra_threads\":{\"values\":[1,2]},\"allocator\":{\"values\":[\"default\",\"jemalloc\"]}}");
+	knobs_map(&a, &b, -1, NULL, map);
+	for (c = 0; c < a.ncand; c++) {
+		long th = knobs_int_value(&a, c, "intra_threads", 0);
+		if (th == 3) {
+			assert_int_equal(map[c], -1);                      /* b has no 3 */
+			continue;
+		}
+		assert_true(map[c] >= 0);
+		assert_int_equal(knobs_int_value(&b, map[c], "intra_threads", 0), th);
+		assert_int_equal(knobs_int_value(&b, map[c], "interop_threads", 0), knobs_int_value(&a, c, "interop_threads", 0));
+		n++;
+	}
+	assert_int_equal(n, a.ncand * 2 / 3);
+	/* Only the threads, the rest at b's candidate base: inter-op 2 and jemalloc whatever a runs. */
+	{
+		static const char *const only[] = {"intra_threads", NULL};
+		json_t *cfg = json_pack("{s:i, s:i, s:s}", "intra_threads", 1, "interop_threads", 2, "allocator", "jemalloc");
+		int base = knobs_candidate_of(&b, cfg, -1);
+		json_decref(cfg);
+		assert_true(base >= 0);
+		knobs_map(&a, &b, base, only, map);
+		for (c = 0; c < a.ncand; c++) {
+			if (map[c] < 0)
+				continue;
+			assert_int_equal(knobs_int_value(&b, map[c], "interop_threads", 0), 2);
+			assert_int_equal(knobs_int_value(&b, map[c], "intra_threads", 0), knobs_int_value(&a, c, "intra_threads", 0));
+		}
+	}
 }
 
 int main(void)
@@ -311,6 +384,8 @@ int main(void)
 		cmocka_unit_test(test_space_json_roundtrip),
 		cmocka_unit_test(test_pin_static),
 		cmocka_unit_test(test_features_and_prior_shape),
+		cmocka_unit_test(test_prior_rules),
+		cmocka_unit_test(test_map_between_spaces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * The tuner's pure algorithm: the Gaussian process (interpolation,
  * uncertainty, expected improvement), the learner (first trial from the
  * prior, finding the best of a surface, stopping once confident, filters,
- * drift), and trials in progress (warm-up dropped, completion rules).
+ * drift, doubt kept where nothing was measured), and trials in progress
+ * (warm-up dropped, completion rules).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -209,6 +210,57 @@ static void test_learner_tried_stats(void **state)
 	learner_free(l);
 }
 
+/*
+ * Trials flat along the threads, all at one batch size (a job bound by its
+ * loader): the fit alone would call every batch size settled.  A batch size
+ * more than a doubling from any measured keeps the model's starting doubt
+ * and is presumed as good as the measured one; a config never measured keeps
+ * some doubt however flat its neighbours.
+ */
+static void test_learner_doubt_where_nothing_was_measured(void **state)
+{
+	static const struct knob_topology topo = {.cpus_allowed = 8, .cores_allowed = 8, .numa_cores = 8};
+	json_t *d = json_loads("{\"interop_threads\":{\"values\":[1]},\"batch_size\":{\"values\":[16,32,64,128]}}", 0, NULL);
+	struct knob_space sp;
+	struct learner *l;
+	struct gp_hyper h;
+	struct knob_filter f;
+	struct knob_config x;
+	double mu, sd, mu0, sd0;
+	char err[100];
+	int c, b, at16 = -1;
+
+	(void)state;
+	assert_int_equal(knobs_space_build(&sp, &topo, d, err, sizeof(err)), 0);
+	json_decref(d);
+	l = learner_new(&sp);
+	b = knobs_find(&sp, "batch_size");
+	for (c = 0; c < sp.ncand; c++) {
+		knobs_decode(&sp, c, &x);
+		if (x.idx[b] == 0 && knobs_int_value(&sp, c, "intra_threads", 0) % 2 == 0) {
+			learner_add(l, c, 10, 100.0, 0.25, false);
+			if (knobs_int_value(&sp, c, "intra_threads", 0) == 4)
+				at16 = c;
+		}
+	}
+	assert_true(at16 >= 0);
+	gp_hyper_default(&h);
+	learner_predict(l, at16, &mu0, &sd0);
+	assert_true(sd0 < 0.05 * 100.0);
+	knobs_decode(&sp, at16, &x);
+	x.idx[b] = 3;                          /* 128: three doublings from 16 */
+	learner_predict(l, knobs_encode(&sp, &x), &mu, &sd);
+	assert_true(sd >= h.signal_sd * 100.0 * 0.999);
+	assert_true(mu >= 0.95 * mu0);
+	x.idx[b] = 0;
+	x.idx[knobs_find(&sp, "intra_threads")] = 2; /* 3 threads at batch 16: between measured ones, never measured */
+	learner_predict(l, knobs_encode(&sp, &x), &mu, &sd);
+	assert_true(sd >= 0.05 * 100.0 * 0.999);
+	knobs_filter_all(&sp, &f);
+	assert_true(learner_gain(l, &f) >= 0.01);   /* not settled */
+	learner_free(l);
+}
+
 /* ---- trials in progress ---- */
 
 static void test_trial_warmup_and_completion(void **state)
@@ -260,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_learner_shape_guides),
 		cmocka_unit_test(test_learner_drift),
 		cmocka_unit_test(test_learner_tried_stats),
+		cmocka_unit_test(test_learner_doubt_where_nothing_was_measured),
 		cmocka_unit_test(test_trial_warmup_and_completion),
 		cmocka_unit_test(test_trial_noisy_runs_longer),
 	};

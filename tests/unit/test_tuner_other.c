@@ -20,7 +20,7 @@
 #include "node.h"
 #include "tuner.h"
 
-static const struct tuner_options topt = {.explore_share = 0.10, .gain_threshold = 0.01};
+static const struct tuner_options topt = {.gain_threshold = 0.01};
 
 #define KNOBS "{\"intra_threads\":{\"min\":1,\"max\":8}}"
 
