@@ -100,9 +100,18 @@ EXTRA_DIST += tests/integration/test_env_paths.py
 TESTS += tests/integration/test_gpu_input.py
 EXTRA_DIST += tests/integration/test_gpu_input.py
 
-# collectors/ includes only its own headers and log.h; its fragment compiles no daemon file.
+# The layers (base/, collectors/, the daemon) as the build holds them: probes compiled
+# with each layer's own command, which tests/unit/layers.env carries from here.
 TESTS += tests/unit/test_layering.sh
 EXTRA_DIST += tests/unit/test_layering.sh
+CLEANFILES += tests/unit/layers.env
+tests/unit/layers.env: Makefile
+	$(AM_V_GEN)$(MKDIR_P) tests/unit && { \
+	  echo "base_cc='$(CC) $(DEFS) $(base_libbase_a_CPPFLAGS) $(CPPFLAGS) $(base_libbase_a_CFLAGS) $(CFLAGS)'"; \
+	  echo "collectors_cc='$(CC) $(DEFS) $(collectors_libcollectors_a_CPPFLAGS) $(CPPFLAGS) $(collectors_libcollectors_a_CFLAGS) $(CFLAGS)'"; \
+	  echo "collectors_link='$(AM_LDFLAGS) $(LDFLAGS) -Wl,--whole-archive collectors/libcollectors.a -Wl,--no-whole-archive base/libbase.a $(JANSSON_LIBS) $(LIBS)'"; \
+	} >$@.tmp && mv $@.tmp $@
+tests/unit/test_layering.log: tests/unit/layers.env base/libbase.a collectors/libcollectors.a
 EXTRA_DIST += tests/integration/test_allocator.py
 TESTS += tests/integration/test_startup.py
 EXTRA_DIST += tests/integration/test_startup.py
