@@ -69,6 +69,31 @@ tests_unit_test_gpu_pick_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
+# The ranks of distributed jobs in the store (store_ranks.c), on a store seeded with them.
+check_PROGRAMS += tests/unit/test_store_ranks
+TESTS += tests/unit/test_store_ranks
+tests_unit_test_store_ranks_SOURCES = tests/unit/test_store_ranks.c tests/unit/store_fixture.h
+tests_unit_test_store_ranks_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_store_ranks_LDADD = $(UNIT_LDADD)
+# The cluster store's outboxes in the node's database (store_cluster.c, store_cluster_ranks.c).
+check_PROGRAMS += tests/unit/test_store_cluster
+TESTS += tests/unit/test_store_cluster
+tests_unit_test_store_cluster_SOURCES = tests/unit/test_store_cluster.c tests/unit/store_fixture.h
+tests_unit_test_store_cluster_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_store_cluster_LDADD = $(UNIT_LDADD)
+# The live event streams (live.c) served by the daemon's MHD pool from a real sampler's ticks.
+check_PROGRAMS += tests/unit/test_live
+TESTS += tests/unit/test_live
+tests_unit_test_live_SOURCES = tests/unit/test_live.c tests/unit/store_fixture.h
+tests_unit_test_live_CFLAGS = $(UNIT_CFLAGS) $(MHD_CFLAGS)
+tests_unit_test_live_LDADD = $(UNIT_LDADD)
+# The cluster thread's link to PostgreSQL (cluster_pg.c), against a private server
+# (tests/integration/pgserver.py); every case skips where no PostgreSQL server is installed.
+check_PROGRAMS += tests/unit/test_cluster_pg
+TESTS += tests/unit/test_cluster_pg
+tests_unit_test_cluster_pg_SOURCES = tests/unit/test_cluster_pg.c tests/unit/store_fixture.h
+tests_unit_test_cluster_pg_CFLAGS = $(UNIT_CFLAGS) $(PQ_CFLAGS)
+tests_unit_test_cluster_pg_LDADD = $(UNIT_LDADD)
 # The series block codec: bit-exact round trips, size, damaged blocks refused.
 check_PROGRAMS += tests/unit/test_series_codec
 TESTS += tests/unit/test_series_codec
