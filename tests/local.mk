@@ -161,6 +161,9 @@ EXTRA_DIST += tests/deploy/private_checkout.sh
 # The Markdown documents link only to what the tree (and the tarball) has.
 TESTS += tests/deploy/doc_links.py
 EXTRA_DIST += tests/deploy/doc_links.py
+# docs/ARCHITECTURE.md names every configuration key, route, start step and module the code has.
+TESTS += tests/deploy/architecture_doc.py
+EXTRA_DIST += tests/deploy/architecture_doc.py
 
 # Suites that scripts/test also runs against the release build (jemalloc).
 RELEASE_TESTS = tests/integration/test_api.py tests/integration/test_allocator.py $(RELIABILITY_RELEASE_TESTS)
