@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "clock.h"
 #include "cluster_pg.h"
 #include "cluster_sql.h"
 #include "migrations.h"
@@ -404,6 +405,7 @@ waits_end_on_notification_kick_or_deadline(void **state)
 	struct pg_server *s = server_or_skip(state);
 	struct link l, other;
 	PGresult *r;
+	double t0;
 
 	link_open(&l, s->conninfo);
 	link_open(&other, s->conninfo);
@@ -414,15 +416,28 @@ waits_end_on_notification_kick_or_deadline(void **state)
 	value(&other, "SELECT pg_notify('dlprofd_trials', 'class-b')");
 	assert_int_equal(cpg_wait(&l.pg, "dlprofd_trials", "class-a", QUERY_S), 0);
 
-	/* A kick (someone wants the thread) ends a wait without a notification. */
+	/*
+	 * A kick (an ask, a view wanted) ends a wait without a notification:
+	 * the deadline is far, and the notification that follows is left for
+	 * the next wait, not lost.
+	 */
 	l.pg.kicked = false;
 	wake(&l);
-	assert_int_equal(cpg_wait(&l.pg, "dlprofd_trials", "class-a", QUERY_S), 0);
+	t0 = clock_mono_s();
+	assert_int_equal(cpg_wait(&l.pg, "dlprofd_trials", "class-a", 60), 0);
 	assert_true(l.pg.kicked);
+	assert_true(clock_mono_s() - t0 < 30);   /* ended by the kick, not by its deadline */
+	value(&other, "SELECT pg_notify('dlprofd_trials', 'class-a')");
+	assert_int_equal(cpg_wait(&l.pg, "dlprofd_trials", "class-a", QUERY_S), 1);
+	/* A back-off is not cut short by one: the kick is noted, the sleep runs to its end. */
 	l.pg.kicked = false;
 	wake(&l);
-	cpg_sleep(&l.pg, QUERY_S);
+	cpg_sleep(&l.pg, 0.2);
 	assert_true(l.pg.kicked);
+	{
+		char byte;
+		assert_int_equal(read(l.pipe[0], &byte, 1), -1);   /* the sleep drained the pipe */
+	}
 
 	/* A statement past its deadline: the link is given up, the reason said. */
 	r = cpg_query(&l.pg, "SELECT pg_sleep(30)", 0, NULL, 0.3);
