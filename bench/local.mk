@@ -18,7 +18,7 @@ CLEANFILES += $(BENCH_PEERS)
 
 bench_peers_mhd_fixed_SOURCES = bench/peers/mhd_fixed.c
 bench_peers_mhd_fixed_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS)
-bench_peers_mhd_fixed_LDADD = daemon/libdlprof.a $(MHD_LIBS)
+bench_peers_mhd_fixed_LDADD = daemon/libdlprof.a base/libbase.a $(MHD_LIBS)
 bench_peers_sqlite_loop_SOURCES = bench/peers/sqlite_loop.c bench/peers/rows.h
 bench_peers_sqlite_loop_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 bench_peers_sqlite_loop_LDADD = $(SQLITE_LIBS)

@@ -1,7 +1,12 @@
-# Collectors (collectors/*.c): sources that go into daemon/libdlprof.a, and
-# the tests of the collectors and of the daemon's sampling side.  Only
-# collectors/ files are listed here: the sampler, discovery and the series
-# are the daemon's (daemon/local.mk); tests/unit/test_layering.sh holds the line.
+# Collectors (collectors/*.c): their own library, compiled with base/ and
+# collectors/ alone on the include path, so a collector that includes a
+# daemon header does not compile (tests/unit/test_layering.sh proves it);
+# and the tests of the collectors and of the daemon's sampling side.  The
+# sampler, discovery and the series are the daemon's (daemon/local.mk).
+noinst_LIBRARIES += collectors/libcollectors.a
+collectors_libcollectors_a_CPPFLAGS = $(COLLECTORS_CPPFLAGS)
+collectors_libcollectors_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(PAPI_CFLAGS)
+collectors_libcollectors_a_SOURCES = $(COLLECTOR_SOURCES)
 COLLECTOR_SOURCES = \
 	collectors/collector.h collectors/registry.c collectors/resolution.c \
 	collectors/dynlib.c collectors/dynlib.h \

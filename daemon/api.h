@@ -1,6 +1,10 @@
 /*
  * The route handlers.  Each answers one route of the table in routes.c; they
- * share the signature of router.h and talk to the store and the tuner only.
+ * share the signature of router.h and reach the daemon's parts through the
+ * request's struct app (app.h): the store, the tuner, the jobs' lifecycle,
+ * the sampler's published snapshot, the live hub, the diagnosis, the
+ * cluster store's view and the GPU leases, never a collector.  What each
+ * route reaches is in docs/ARCHITECTURE.md, "Routes".
  */
 #ifndef DLPROF_API_H
 #define DLPROF_API_H

@@ -190,7 +190,7 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 	if (req->app->cluster)
 		cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
 	redact_for(req, job);
-	json_object_set_new(job, "energy", energy_report_json(req->app, job));
+	json_object_set_new(job, "energy", energy_report_json(req->app->store, req->app->sampler, job));
 	http_reply_json(resp, 200, job);
 }
 

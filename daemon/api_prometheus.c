@@ -217,7 +217,7 @@ put_verdicts(FILE *out, struct app *app, const struct sampler_snapshot *snap)
 	size_t i;
 
 	for (i = 0; app->diag != NULL && i < snap->njobs; i++) {
-		if (diag_active(app, snap->jobs[i].id, &kinds) != STORE_OK)
+		if (diag_active(app->diag, snap->jobs[i].id, &kinds) != STORE_OK)
 			continue;
 		for (k = 0; k < DIAG_NKINDS; k++) {
 			if (!(kinds & (1u << k)))

@@ -21,7 +21,7 @@ api_job_report(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 404, "not_found", "the diagnosis is off");
 		return;
 	}
-	r = diag_report(req->app, id, &report);
+	r = diag_report(req->app->diag, id, &report);
 	if (r != STORE_OK) {
 		api_store_error(resp, r, "job");
 		return;

@@ -1,6 +1,8 @@
 /*
  * The daemon's long-lived parts, handed to every route handler.  Each part
- * owns its own state and lock; this struct only ties them together.
+ * owns its own state and lock; this struct only ties them together for the
+ * handlers: the parts themselves are handed what they use by main.c (the
+ * sampler its store and jobs, the diagnosis its sources), never this.
  */
 #ifndef DLPROF_APP_H
 #define DLPROF_APP_H

@@ -47,10 +47,11 @@ void cpg_close(struct cluster_pg *p)
 
 /*
  * Waits until fd is ready for events, the deadline passes or the pipe
- * wakes us.  1: ready; 0: timed out; -1: stop.  A wake without stop only
- * sets p->kicked.
+ * wakes us.  1: ready; 0: timed out, or kicked when kick_ends; -1: stop.
+ * A wake without stop sets p->kicked, and ends the wait only when
+ * kick_ends: a statement in flight or a back-off is not cut short by one.
  */
-static int wait_fd(struct cluster_pg *p, int fd, short events, double deadline)
+static int wait_fd(struct cluster_pg *p, int fd, short events, double deadline, bool kick_ends)
 {
 	for (;;) {
 		struct pollfd fds[2] = {{.fd = p->wake_fd, .events = POLLIN}, {.fd = fd, .events = events}};
@@ -71,6 +72,8 @@ static int wait_fd(struct cluster_pg *p, int fd, short events, double deadline)
 			if (atomic_load(p->stop))
 				return -1;
 			p->kicked = true;
+			if (kick_ends)
+				return 0;
 		}
 		if (rc > 0 && fds[1].revents)
 			return 1;
@@ -96,7 +99,7 @@ int cpg_connect(struct cluster_pg *p, const char *conninfo, double timeout_s)
 	while (st != PGRES_POLLING_OK) {
 		if (st == PGRES_POLLING_FAILED)
 			goto fail;
-		rc = wait_fd(p, PQsocket(p->conn), st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline);
+		rc = wait_fd(p, PQsocket(p->conn), st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline, false);
 		if (rc <= 0) {
 			set_error(p, "connect", rc == 0 ? "timed out" : "stopping");
 			cpg_close(p);
@@ -119,7 +122,7 @@ static int flush(struct cluster_pg *p, double deadline)
 	int rc;
 
 	while ((rc = PQflush(p->conn)) == 1) {
-		int w = wait_fd(p, PQsocket(p->conn), POLLIN | POLLOUT, deadline);
+		int w = wait_fd(p, PQsocket(p->conn), POLLIN | POLLOUT, deadline, false);
 		if (w <= 0) {
 			set_error(p, "query", w == 0 ? "timed out sending" : "stopping");
 			return -1;
@@ -139,7 +142,7 @@ static int flush(struct cluster_pg *p, double deadline)
 static int await_result(struct cluster_pg *p, double deadline)
 {
 	while (PQisBusy(p->conn)) {
-		int w = wait_fd(p, PQsocket(p->conn), POLLIN, deadline);
+		int w = wait_fd(p, PQsocket(p->conn), POLLIN, deadline, false);
 		if (w <= 0) {
 			set_error(p, "query", w == 0 ? "timed out waiting for the answer" : "stopping");
 			return -1;
@@ -244,7 +247,7 @@ int cpg_wait(struct cluster_pg *p, const char *channel, const char *payload, dou
 
 	if (!p->conn)
 		return -1;
-	w = wait_fd(p, PQsocket(p->conn), POLLIN, clock_mono_s() + timeout_s);
+	w = wait_fd(p, PQsocket(p->conn), POLLIN, clock_mono_s() + timeout_s, true);
 	if (w < 0)
 		return -1;
 	if (w > 0 && !PQconsumeInput(p->conn)) {
@@ -262,7 +265,7 @@ int cpg_wait(struct cluster_pg *p, const char *channel, const char *payload, dou
 
 void cpg_sleep(struct cluster_pg *p, double timeout_s)
 {
-	(void)wait_fd(p, -1, 0, clock_mono_s() + timeout_s);
+	(void)wait_fd(p, -1, 0, clock_mono_s() + timeout_s, false);
 }
 
 /* Runs one statement without parameters; 0 or -1 (p->error set). */

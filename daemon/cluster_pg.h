@@ -64,12 +64,17 @@ int cpg_push_outbox(struct cluster_pg *p, const char *sql, const struct cpg_outb
 
 /*
  * Waits up to timeout_s for a notification or a wake; returns how many
- * notifications on channel carried payload (0 on timeout or a kick), -1
- * on stop or a broken connection (closed).
+ * notifications on channel carried payload (0 on timeout or a kick: a
+ * byte on the pipe without stop, p->kicked set), -1 on stop or a broken
+ * connection (closed).
  */
 int cpg_wait(struct cluster_pg *p, const char *channel, const char *payload, double timeout_s);
 
-/* Sleeps timeout_s, or less when woken; no connection needed. */
+/*
+ * Sleeps timeout_s, or less when the daemon stops; a kick is noted in
+ * p->kicked but does not cut the sleep (a back-off) short.  No connection
+ * needed.
+ */
 void cpg_sleep(struct cluster_pg *p, double timeout_s);
 
 /*

@@ -7,7 +7,7 @@ DIAG_SOURCES = \
 	daemon/api_report.c
 
 if HAVE_CMOCKA
-DIAG_TESTS = tests/unit/test_diagnosis tests/unit/test_diag_straggler tests/unit/test_verdicts
+DIAG_TESTS = tests/unit/test_diagnosis tests/unit/test_diag_straggler tests/unit/test_verdicts tests/unit/test_diag_report
 check_PROGRAMS += $(DIAG_TESTS)
 TESTS += $(DIAG_TESTS)
 tests_unit_test_diagnosis_SOURCES = tests/unit/test_diagnosis.c
@@ -20,6 +20,10 @@ tests_unit_test_diag_straggler_LDADD = $(UNIT_LDADD)
 tests_unit_test_verdicts_SOURCES = tests/unit/test_verdicts.c
 tests_unit_test_verdicts_CFLAGS = $(UNIT_CFLAGS) $(PAPI_CFLAGS)
 tests_unit_test_verdicts_LDADD = $(UNIT_LDADD)
+# The report over a store seeded with a job's samples and ranks (diag_report.c).
+tests_unit_test_diag_report_SOURCES = tests/unit/test_diag_report.c tests/unit/store_fixture.h
+tests_unit_test_diag_report_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_diag_report_LDADD = $(UNIT_LDADD)
 endif
 
 # Real processes built to have each problem, against the real daemon.

@@ -18,9 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
 #include "clock.h"
-#include "cluster.h"
 #include "cluster_ranks.h"
 #include "config.h"
 #include "energy_report.h"
@@ -42,6 +40,7 @@ struct diag_cached {
 };
 
 struct diag {
+	struct diag_sources src;   /* set at creation */
 	pthread_mutex_t lock;
 	struct diag_options opt;   /* under lock */
 	struct diag_cached *cache; /* under lock */
@@ -277,7 +276,7 @@ options_get(struct diag *d, struct diag_options *o)
 
 /* A running job over its last lookback_s; an ended one over its whole life. */
 static int
-job_diagnose(struct app *app, int64_t id, const struct diag_options *o, struct job_diag *jd)
+job_diagnose(struct diag *d, int64_t id, const struct diag_options *o, struct job_diag *jd)
 {
 	struct windows ws;
 	const char *state;
@@ -285,7 +284,7 @@ job_diagnose(struct app *app, int64_t id, const struct diag_options *o, struct j
 	int r;
 
 	memset(jd, 0, sizeof(*jd));
-	if ((r = store_job_get(app->store, id, &jd->job)) != STORE_OK)
+	if ((r = store_job_get(d->src.store, id, &jd->job)) != STORE_OK)
 		return r;
 	state = json_string_value(json_object_get(jd->job, "state"));
 	jd->running = state != NULL && strcmp(state, "running") == 0;
@@ -298,7 +297,7 @@ job_diagnose(struct app *app, int64_t id, const struct diag_options *o, struct j
 		/* The window that holds the end is stored when it closes, a little after. */
 		jd->to = json_number_value(json_object_get(jd->job, "ended")) + o->window_s;
 	}
-	if ((r = windows_read(app->store, id, jd->from, jd->to, o->window_s, &ws, &width)) != STORE_OK) {
+	if ((r = windows_read(d->src.store, id, jd->from, jd->to, o->window_s, &ws, &width)) != STORE_OK) {
 		json_decref(jd->job);
 		jd->job = NULL;
 		return r;
@@ -405,7 +404,7 @@ fix_for(struct tuner *t, const struct diag_verdict *v, const json_t *job)
 }
 
 static json_t *
-verdict_json(struct app *app, const struct job_diag *jd, const struct diag_verdict *v)
+verdict_json(struct diag *d, const struct job_diag *jd, const struct diag_verdict *v)
 {
 	json_t *figures = json_object(), *o, *fix;
 	bool active = jd->running && v->active;
@@ -416,7 +415,7 @@ verdict_json(struct app *app, const struct job_diag *jd, const struct diag_verdi
 	o = json_pack("{s:s,s:f,s:o,s:b,s:{s:f,s:f,s:o},s:s}", "kind", diag_kind_name(v->kind), "since", v->since,
 		      "until", active ? json_null() : json_real(v->until), "active", active, "evidence", "from",
 		      v->since, "to", v->until, "figures", figures, "hint", v->hint);
-	if (o != NULL && (fix = fix_for(app->tuner, v, jd->job)) != NULL)
+	if (o != NULL && (fix = fix_for(d->src.tuner, v, jd->job)) != NULL)
 		json_object_set_new(o, "fix", fix);
 	return o;
 }
@@ -442,7 +441,7 @@ rank_figures(const struct rank_row *k, struct diag_rank *d)
  * back, the straggler verdict, first: it is what the job waits for.
  */
 static int
-ranks_report(struct app *app, int64_t id, const struct job_diag *jd, json_t *ranks, json_t *verdicts)
+ranks_report(struct diag *d, int64_t id, const struct job_diag *jd, json_t *ranks, json_t *verdicts)
 {
 	struct rank_row *rows = NULL;
 	struct diag_rank *dr;
@@ -451,12 +450,12 @@ ranks_report(struct app *app, int64_t id, const struct job_diag *jd, json_t *ran
 	size_t n = 0, i;
 	int r;
 
-	if ((r = store_job_ranks(app->store, id, &rows, &n)) != STORE_OK || n == 0) {
+	if ((r = store_job_ranks(d->src.store, id, &rows, &n)) != STORE_OK || n == 0) {
 		free(rows);
 		return r;
 	}
 	/* The ranks other nodes shared: the straggler may run there (figures as the cluster thread last read them). */
-	if (app->cluster && cluster_ranks_append(cluster_ranks_of(app->cluster), id, &rows, &n) < 0)
+	if (d->src.ranks != NULL && cluster_ranks_append(d->src.ranks, id, &rows, &n) < 0)
 		log_warnx("%s: the other nodes' ranks are left out: no memory", __func__);
 	if ((dr = calloc(n, sizeof(*dr))) == NULL) {
 		free(rows);
@@ -502,9 +501,9 @@ headline(const struct job_diag *jd, const json_t *verdicts, const struct diag_op
 
 /* The undecided note with what the counting collectors say about this node ("perf: no PMU ..."). */
 static json_t *
-why_uncounted(struct app *app, const char *why)
+why_uncounted(struct diag *d, const char *why)
 {
-	json_t *cols = app->sampler != NULL ? sampler_collectors_json(app->sampler) : NULL, *c;
+	json_t *cols = d->src.sampler != NULL ? sampler_collectors_json(d->src.sampler) : NULL, *c;
 	char text[1024];
 	size_t i, o = (size_t)snprintf(text, sizeof(text), "%s", why);
 
@@ -520,7 +519,7 @@ why_uncounted(struct app *app, const char *why)
 }
 
 int
-diag_report(struct app *app, int64_t id, json_t **out)
+diag_report(struct diag *d, int64_t id, json_t **out)
 {
 	struct diag_options o;
 	struct job_diag *jd;
@@ -528,14 +527,14 @@ diag_report(struct app *app, int64_t id, json_t **out)
 	size_t i;
 	int r;
 
-	if (app->diag == NULL)
+	if (d == NULL)
 		return STORE_ENOTFOUND;
 	if ((jd = malloc(sizeof(*jd))) == NULL) {
 		log_warn("%s: malloc", __func__);
 		return STORE_EIO;
 	}
-	options_get(app->diag, &o);
-	if ((r = job_diagnose(app, id, &o, jd)) != STORE_OK) {
+	options_get(d, &o);
+	if ((r = job_diagnose(d, id, &o, jd)) != STORE_OK) {
 		free(jd);
 		return r;
 	}
@@ -543,11 +542,11 @@ diag_report(struct app *app, int64_t id, json_t **out)
 	undecided = json_array();
 	for (i = 0; i < jd->nv; i++)
 		if (shown(jd, &jd->v[i]))
-			json_array_append_new(verdicts, verdict_json(app, jd, &jd->v[i]));
+			json_array_append_new(verdicts, verdict_json(d, jd, &jd->v[i]));
 	if (jd->undecided)
-		json_array_append_new(undecided, why_uncounted(app, jd->why));
+		json_array_append_new(undecided, why_uncounted(d, jd->why));
 	ranks = json_array();
-	if ((r = ranks_report(app, id, jd, ranks, verdicts)) != STORE_OK) {
+	if ((r = ranks_report(d, id, jd, ranks, verdicts)) != STORE_OK) {
 		json_decref(ranks);
 		json_decref(verdicts);
 		json_decref(undecided);
@@ -559,7 +558,7 @@ diag_report(struct app *app, int64_t id, json_t **out)
 			 json_object_get(jd->job, "workload"), "state", jd->running ? "running" : "ended", "from",
 			 jd->from, "to", jd->to, "headline", headline(jd, verdicts, &o), "verdicts", verdicts,
 			 "undecided", undecided, "ranks", ranks, "energy",
-			 energy_report_json(app, jd->job));
+			 energy_report_json(d->src.store, d->src.sampler, jd->job));
 	json_decref(jd->job);
 	free(jd);
 	return *out != NULL ? STORE_OK : STORE_EIO;
@@ -590,9 +589,8 @@ cache_put(struct diag *d, int64_t id, double mono, unsigned kinds)
 }
 
 int
-diag_active(struct app *app, int64_t id, unsigned *kinds)
+diag_active(struct diag *d, int64_t id, unsigned *kinds)
 {
-	struct diag *d = app->diag;
 	struct diag_options o;
 	struct job_diag *jd;
 	double mono = clock_mono_s();
@@ -616,7 +614,7 @@ diag_active(struct app *app, int64_t id, unsigned *kinds)
 		log_warn("%s: malloc", __func__);
 		return STORE_EIO;
 	}
-	if ((r = job_diagnose(app, id, &o, jd)) != STORE_OK) {
+	if ((r = job_diagnose(d, id, &o, jd)) != STORE_OK) {
 		free(jd);
 		return r;
 	}
@@ -649,7 +647,7 @@ diag_options_of(const struct config *cfg)
 }
 
 struct diag *
-diag_new(const struct diag_options *opt)
+diag_new(const struct diag_options *opt, const struct diag_sources *src)
 {
 	struct diag *d = calloc(1, sizeof(*d));
 	int rc;
@@ -666,6 +664,7 @@ diag_new(const struct diag_options *opt)
 		return NULL;
 	}
 	d->opt = *opt;
+	d->src = *src;
 	return d;
 }
 

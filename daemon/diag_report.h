@@ -15,8 +15,11 @@
 
 #include "diagnosis.h"
 
-struct app;
+struct cluster_ranks;
 struct diag;
+struct sampler;
+struct store;
+struct tuner;
 
 struct diag_options {
 	struct diag_thresholds th;
@@ -28,8 +31,19 @@ struct config;
 /* The options a configuration sets: its diag_* keys, windows of the store interval. */
 struct diag_options diag_options_of(const struct config *cfg);
 
+/*
+ * What a report reads, given at creation (main.c, once the parts exist);
+ * each outlives the diag.
+ */
+struct diag_sources {
+	struct store *store;           /* the job, its windows and its ranks */
+	struct tuner *tuner;           /* prices the fixes; NULL: none priced */
+	struct cluster_ranks *ranks;   /* the ranks other nodes shared; NULL: no cluster store */
+	struct sampler *sampler;       /* the collectors' reasons; NULL: sampling is off */
+};
+
 /* NULL after logging why. */
-struct diag *diag_new(const struct diag_options *opt);
+struct diag *diag_new(const struct diag_options *opt, const struct diag_sources *src);
 void diag_free(struct diag *d);
 /* New thresholds or intervals (SIGHUP); the cache is dropped. */
 void diag_set_options(struct diag *d, const struct diag_options *opt);
@@ -39,14 +53,15 @@ void diag_set_options(struct diag *d, const struct diag_options *opt);
  * "state","from","to","headline","verdicts":[{"kind","since","until",
  * "active","evidence":{"from","to","figures":{...}},"hint","fix"?}],
  * "undecided":[...]}.  Returns STORE_OK or a store error (STORE_ENOTFOUND:
- * no such job).
+ * no such job, or d is NULL: no diagnosis).
  */
-int diag_report(struct app *app, int64_t id, json_t **out);
+int diag_report(struct diag *d, int64_t id, json_t **out);
 
 /*
  * The kinds of verdict active now for running job id, as bits (1 << kind),
- * computed at most once per window_s.  Returns STORE_OK or a store error.
+ * computed at most once per window_s (none when d is NULL).  Returns
+ * STORE_OK or a store error.
  */
-int diag_active(struct app *app, int64_t id, unsigned *kinds);
+int diag_active(struct diag *d, int64_t id, unsigned *kinds);
 
 #endif

@@ -7,7 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "app.h"
 #include "clock.h"
 #include "energy_report.h"
 #include "sampler.h"
@@ -58,9 +57,9 @@ energy_job_samples(struct store *st, int64_t id, double started, double ended, i
 
 /* Why collector name gives no figure: its reason when it is not available or works in part, else fallback. */
 static json_t *
-collector_why(struct app *app, const char *name, const char *fallback)
+collector_why(struct sampler *sam, const char *name, const char *fallback)
 {
-	json_t *cols = app->sampler != NULL ? sampler_collectors_json(app->sampler) : NULL, *c, *why = NULL;
+	json_t *cols = sam != NULL ? sampler_collectors_json(sam) : NULL, *c, *why = NULL;
 	const char *reason;
 	size_t i;
 
@@ -79,7 +78,7 @@ collector_why(struct app *app, const char *name, const char *fallback)
 	}
 	json_decref(cols);
 	if (why == NULL)
-		why = json_string(app->sampler != NULL ? fallback : "sampling is off");
+		why = json_string(sam != NULL ? fallback : "sampling is off");
 	return why;
 }
 
@@ -90,7 +89,7 @@ number_or_null(double v)
 }
 
 json_t *
-energy_report_json(struct app *app, const json_t *job)
+energy_report_json(struct store *st, struct sampler *sam, const json_t *job)
 {
 	const json_t *latest = json_object_get(job, "latest"), *ended = json_object_get(job, "ended");
 	json_t *cpu = json_object_get(latest, "energy.cpu_joules"), *gpu = json_object_get(latest, "energy.gpu_joules");
@@ -102,10 +101,10 @@ energy_report_json(struct app *app, const json_t *job)
 		joules = (json_is_number(cpu) ? json_number_value(cpu) : 0) +
 			 (json_is_number(gpu) ? json_number_value(gpu) : 0);
 	if (!json_is_number(cpu))
-		json_object_set_new(why, "cpu", collector_why(app, "rapl", "no CPU energy attributed to the job yet"));
+		json_object_set_new(why, "cpu", collector_why(sam, "rapl", "no CPU energy attributed to the job yet"));
 	if (!json_is_number(gpu))
-		json_object_set_new(why, "gpu", collector_why(app, "nvml", "no process of the job ran on a GPU"));
-	samples = energy_job_samples(app->store, json_integer_value(json_object_get(job, "id")),
+		json_object_set_new(why, "gpu", collector_why(sam, "nvml", "no process of the job ran on a GPU"));
+	samples = energy_job_samples(st, json_integer_value(json_object_get(job, "id")),
 				     json_number_value(json_object_get(job, "started")),
 				     json_is_number(ended) ? json_number_value(ended) : NAN, &r);
 	if (!isfinite(joules))

@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-struct app;
+struct sampler;
 struct store;
 
 /* Samples stamped this long before a job's registration still count as its own (as the dashboard shows them). */
@@ -32,10 +32,11 @@ double energy_job_samples(struct store *st, int64_t id, double started, double e
  * {"cpu_joules","gpu_joules","joules","kwh","samples","samples_per_joule"
  * [,"unavailable":{"cpu"|"gpu"|"samples_per_joule": why}]} for a job, from
  * its view (store_job_get: id, started, ended, and latest, which holds its
- * energy totals).
+ * energy totals), its samples read from st, and the reasons the rapl and
+ * nvml collectors give in sam (NULL: sampling is off).
  * A figure not known is null and says why under "unavailable".  NULL when
  * out of memory; a store error reading the samples leaves them null.
  */
-json_t *energy_report_json(struct app *app, const json_t *job);
+json_t *energy_report_json(struct store *st, struct sampler *sam, const json_t *job);
 
 #endif

@@ -4,8 +4,10 @@
  * candidates into JSON configs and model features, and the filters that keep
  * proposals to what a job can run.
  */
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +71,7 @@ static int int_range(struct knob *k, long lo, long hi, const long *extra, int ne
 			if (extra[i] >= lo && extra[i] <= hi)
 				v[n++] = extra[i];
 	}
+	assert(n <= (int)(sizeof(v) / sizeof(v[0])));
 	n = unique_longs(v, n);
 	if (n > KNOB_MAX_VALUES)
 		return -1;
@@ -256,6 +259,31 @@ static int declare_knob(struct knob_space *sp, const char *name, const json_t *d
 	return 0;
 }
 
+/*
+ * What every function below relies on of a built space: at most KNOB_MAX
+ * knobs, each with 1 to KNOB_MAX_VALUES values (a filter's mask has a bit
+ * for each), integer values strictly ascending (floor_index, the features'
+ * log2 offset, smallest_allowed), a prior among them, and ncand their
+ * product (candidates are mixed-radix indices below it).
+ */
+static bool space_holds(const struct knob_space *sp)
+{
+	long n = 1;
+
+	if (sp->nknobs < 0 || sp->nknobs > KNOB_MAX)
+		return false;
+	for (int i = 0; i < sp->nknobs; i++) {
+		const struct knob *k = &sp->knobs[i];
+		if (k->nvalues < 1 || k->nvalues > KNOB_MAX_VALUES || k->prior < 0 || k->prior >= k->nvalues)
+			return false;
+		for (int j = 1; k->type == KNOB_INT && j < k->nvalues; j++)
+			if (k->ivalues[j - 1] >= k->ivalues[j])
+				return false;
+		n *= k->nvalues;
+	}
+	return n == sp->ncand && n <= SPACE_MAX_CANDIDATES;
+}
+
 /* Counts candidates and model dimensions; -1 when over the limits. */
 static int space_finish(struct knob_space *sp, char *err, size_t err_len)
 {
@@ -276,6 +304,7 @@ static int space_finish(struct knob_space *sp, char *err, size_t err_len)
 		return -1;
 	}
 	sp->ncand = (int)n;
+	assert(space_holds(sp));
 	return 0;
 }
 
@@ -404,19 +433,24 @@ void knobs_decode(const struct knob_space *sp, int cand, struct knob_config *out
 {
 	int i;
 
+	assert(cand >= 0 && cand < sp->ncand);
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < sp->nknobs; i++) {
 		out->idx[i] = cand % sp->knobs[i].nvalues;
 		cand /= sp->knobs[i].nvalues;
 	}
+	assert(cand == 0);
 }
 
 int knobs_encode(const struct knob_space *sp, const struct knob_config *c)
 {
 	int i, cand = 0;
 
-	for (i = sp->nknobs - 1; i >= 0; i--)
+	for (i = sp->nknobs - 1; i >= 0; i--) {
+		assert(c->idx[i] >= 0 && c->idx[i] < sp->knobs[i].nvalues);
 		cand = cand * sp->knobs[i].nvalues + c->idx[i];
+	}
+	assert(cand < sp->ncand);
 	return cand;
 }
 
@@ -572,6 +606,8 @@ int knobs_prior_candidate(const struct knob_space *sp)
 
 double knobs_value_feature(const struct knob *k, long v)
 {
+	/* v is one of k's values; a knob reaches here only when it is tuned (two values at least). */
+	assert(k->nvalues > 1 && v >= k->ivalues[0] && v <= k->ivalues[k->nvalues - 1]);
 	if (k->ivalues[0] >= 1)
 		return log2((double)v);
 	if (k->ivalues[0] >= 0)
@@ -620,6 +656,7 @@ int knobs_features(const struct knob_space *sp, int cand, double *x)
 	 */
 	if (intra >= 0 && sp->cpus > 0)
 		x[d++] = knobs_threads_in_flight(sp, cand) > sp->cpus ? OVERSUB_UNITS : 0.0;
+	assert(d <= KNOB_FEATURES);   /* space_finish refused a space of more: x holds KNOB_FEATURES */
 	return d;
 }
 

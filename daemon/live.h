@@ -6,8 +6,9 @@
  * which the page then reads from the series.
  *
  * A stream costs no thread: between ticks its connection is suspended in
- * libmicrohttpd, and the sampler's live_notify resumes every suspended
- * stream after it publishes a tick.  The number of streams is bounded
+ * libmicrohttpd, and live_notify, which main.c makes the sampler's tick
+ * hook (sampler_set_tick_hook), resumes every suspended stream after a tick
+ * is published.  The number of streams is bounded
  * (live_open returns NULL beyond it), and live_stop ends every stream at
  * once, so a client that never reads cannot hold up the daemon's stop or
  * take a worker from other requests.  All functions are thread-safe.
@@ -25,7 +26,7 @@ struct sampler;
 struct live *live_new(unsigned max_streams);
 /* After the server and the sampler have stopped: every stream is gone by then. */
 void live_free(struct live *lv);
-/* A tick was published (the sampler's thread): suspended streams wake to send it. */
+/* A tick was published (the sampler's thread, through its tick hook): suspended streams wake to send it. */
 void live_notify(struct live *lv);
 /* A job's reported samples were committed: its streams send an "ingest" event to re-read them. */
 void live_ingested(struct live *lv, int64_t job_id);

@@ -1,14 +1,11 @@
 # The daemon: everything but main.c goes into libdlprof.a, which the tests
-# link against, so tests exercise the real sources.
+# link against (with the collectors' library and base/'s), so tests
+# exercise the real sources.
 noinst_LIBRARIES += daemon/libdlprof.a
 daemon_libdlprof_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) \
 	$(INIH_CFLAGS) $(JEMALLOC_CFLAGS) $(SYSTEMD_CFLAGS) $(PAPI_CFLAGS) $(PQ_CFLAGS)
 daemon_libdlprof_a_SOURCES = \
-	daemon/app.h daemon/clock.h \
-	daemon/log.c daemon/log.h \
-	daemon/alloc_watch.c daemon/alloc_watch.h \
-	daemon/invariant.h \
-	daemon/array.c daemon/array.h \
+	daemon/app.h \
 	daemon/config.c daemon/config.h \
 	daemon/migrations.h \
 	daemon/store.c daemon/store.h daemon/store_internal.h \
@@ -48,12 +45,13 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/store_cluster.c daemon/store_cluster.h daemon/store_cluster_ranks.c \
 	daemon/cluster_ranks.c daemon/cluster_ranks.h \
 	daemon/api_cluster.c \
-	$(COLLECTOR_SOURCES) \
 	$(DIAG_SOURCES) \
 	$(TUNER_SOURCES)
 nodist_daemon_libdlprof_a_SOURCES = daemon/migrations.c daemon/cluster_migrations.c
 
-DLPROF_LIBS = daemon/libdlprof.a $(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(INIH_LIBS) \
+# The daemon's library stands on the collectors' and on the ground floor (in
+# that order: a static library's undefined symbols are looked up in those after it).
+DLPROF_LIBS = daemon/libdlprof.a collectors/libcollectors.a base/libbase.a $(MHD_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(INIH_LIBS) \
 	$(JEMALLOC_LIBS) $(SYSTEMD_LIBS) $(PQ_LIBS)
 
 sbin_PROGRAMS += daemon/dlprofd

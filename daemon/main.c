@@ -99,6 +99,12 @@ static void apply_limits(struct app *app, const struct config *cfg)
 	atomic_store(&app->limits.max_sample_skew_s, 300.0);
 }
 
+/* The sampler's tick hook: the live streams send the tick it just published. */
+static void wake_live_streams(void *live)
+{
+	live_notify(live);
+}
+
 static void apply_log_level(const struct config *cfg)
 {
 	log_set_level((enum log_level)cfg->log_level);
@@ -127,6 +133,7 @@ static int daemon_start(struct daemon *d)
 	const struct config *cfg = d->cfg;
 	struct store_options so = {.queue_limit = (size_t)cfg->queue_limit, .readers = 4};
 	struct diag_options dio = diag_options_of(cfg);
+	struct diag_sources dis;
 	struct tuner_options to = {.gain_threshold = cfg->gain_threshold};
 	struct sampler_options sam = {.interval_s = cfg->interval_s, .store_interval_s = cfg->store_interval_s,
 				      .discovery_interval_s = cfg->discovery_interval_s,
@@ -169,8 +176,6 @@ static int daemon_start(struct daemon *d)
 		return -1;
 	if (!(d->app.tuner = tuner_open(d->app.store, &d->node, &to)))
 		return -1;
-	if (!(d->app.diag = diag_new(&dio)))
-		return -1;
 	if (!(d->app.jobs = jobs_new(d->app.store, d->app.tuner, d->node.hw_class, cfg->proc_root)))
 		return -1;
 	/* A few dashboards' worth: a stream holds a connection for as long as its page is open. */
@@ -193,7 +198,13 @@ static int daemon_start(struct daemon *d)
 		tuner_set_other_ask(d->app.tuner, cluster_ask_other_classes, d->app.cluster);
 		jobs_set_remote_ranks(d->app.jobs, cluster_ranks_append, cluster_ranks_of(d->app.cluster));
 	}
-	if (!(d->app.sampler = sampler_start(&d->app, &sam)))
+	if (!(d->app.sampler = sampler_start(d->app.store, d->app.jobs, &sam)))
+		return -1;
+	sampler_set_tick_hook(d->app.sampler, wake_live_streams, d->app.live);
+	/* The diagnosis reads the parts above: created once they all exist. */
+	dis = (struct diag_sources){.store = d->app.store, .tuner = d->app.tuner, .sampler = d->app.sampler,
+				    .ranks = d->app.cluster ? cluster_ranks_of(d->app.cluster) : NULL};
+	if (!(d->app.diag = diag_new(&dio, &dis)))
 		return -1;
 	if (!(d->server = server_start(&d->app, &srv)))
 		return -1;

@@ -20,13 +20,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "app.h"
 #include "array.h"
 #include "clock.h"
 #include "collector.h"
 #include "discovery.h"
 #include "energy.h"
-#include "live.h"
 #include "log.h"
 #include "sample_window.h"
 #include "sampler.h"
@@ -78,7 +76,10 @@ struct sampler_spare {
 };
 
 struct sampler {
-	struct app *app;
+	struct store *store;             /* ticks posted to it, its series kept */
+	struct jobs *jobs;               /* discovery's jobs registered and ended through it */
+	sampler_tick_fn *on_tick;        /* under lock; called after each published tick */
+	void *on_tick_ctx;               /* under lock */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -287,7 +288,7 @@ post_window(struct sampler *s, double now, double scheduled)
 		s->batch = nb;
 	}
 	n = sample_window_rows(&s->win, tick_grid_stamp(&s->grid, s->tick_interval_s, now, scheduled), s->batch);
-	r = n > 0 ? store_samples_post(s->app->store, s->batch, n) : STORE_OK;
+	r = n > 0 ? store_samples_post(s->store, s->batch, n) : STORE_OK;
 	if (r != STORE_OK)
 		log_debug("%s: %zu samples dropped: %s", __func__, n, store_strerror(r));
 	sample_window_next(&s->win, now - 2 * s->tick_store_s);
@@ -400,6 +401,21 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 	*sp = old;
 }
 
+/* The tick hook, read under the lock and called outside it: fn may take its own locks. */
+static void
+tick_hook_call(struct sampler *s)
+{
+	sampler_tick_fn *fn;
+	void *ctx;
+
+	pthread_mutex_lock(&s->lock);
+	fn = s->on_tick;
+	ctx = s->on_tick_ctx;
+	pthread_mutex_unlock(&s->lock);
+	if (fn != NULL)
+		fn(ctx);
+}
+
 /*
  * Takes this tick's intervals (SIGHUP may change them) and says whether the
  * tick reads per-thread detail: the first
@@ -456,14 +472,13 @@ tick(struct sampler *s, double scheduled)
 	if (detail)
 		s->window_mono = mono;
 	if (mono >= s->next_maintain) {
-		store_series_maintain(s->app->store, now, s->retention_days, false);
+		store_series_maintain(s->store, now, s->retention_days, false);
 		s->next_maintain = mono + SAMPLER_MAINTAIN_EVERY_S;
 	}
 	s->ticks++;
 	s->cpu_total_s += thread_cpu_s() - c0;
 	publish(s, jobs, njobs, cost, thread_cpu_s() - c0, clock_mono_s() - mono);
-	if (s->app->live != NULL)
-		live_notify(s->app->live);
+	tick_hook_call(s);
 	free(cost);
 }
 
@@ -581,13 +596,14 @@ sampler_init_sync(struct sampler *s)
 }
 
 struct sampler *
-sampler_start(struct app *app, const struct sampler_options *opt)
+sampler_start(struct store *store, struct jobs *jobs, const struct sampler_options *opt)
 {
-	return sampler_start_with(app, opt, collector_registry);
+	return sampler_start_with(store, jobs, opt, collector_registry);
 }
 
 struct sampler *
-sampler_start_with(struct app *app, const struct sampler_options *opt, const struct collector *const *table)
+sampler_start_with(struct store *store, struct jobs *jobs, const struct sampler_options *opt,
+		   const struct collector *const *table)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 	const char *lib = getenv("DLPROF_NVML_LIBRARY");
@@ -602,7 +618,8 @@ sampler_start_with(struct app *app, const struct sampler_options *opt, const str
 		free(s);
 		return NULL;
 	}
-	s->app = app;
+	s->store = store;
+	s->jobs = jobs;
 	s->interval_s = opt->interval_s > 0 ? opt->interval_s : 1.0;
 	s->store_interval_s = opt->store_interval_s;
 	s->discovery_interval_s = opt->discovery_interval_s;
@@ -622,7 +639,7 @@ sampler_start_with(struct app *app, const struct sampler_options *opt, const str
 		}
 		s->col[s->ncol].c = table[s->ncol];
 	}
-	s->disc = discovery_new(app->jobs, s->proc_root);
+	s->disc = discovery_new(jobs, s->proc_root);
 	if (s->disc == NULL || (s->energy = energy_attr_new()) == NULL)
 		goto fail;
 	s->pub.collectors = collectors_json_build(s);
@@ -672,6 +689,15 @@ sampler_set_interval(struct sampler *s, double interval_s, double store_interval
 	s->store_interval_s = store_interval_s;
 	s->discovery_interval_s = discovery_interval_s;
 	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
+sampler_set_tick_hook(struct sampler *s, sampler_tick_fn *fn, void *ctx)
+{
+	pthread_mutex_lock(&s->lock);
+	s->on_tick = fn;
+	s->on_tick_ctx = ctx;
 	pthread_mutex_unlock(&s->lock);
 }
 

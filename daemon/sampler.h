@@ -13,8 +13,9 @@
 
 #include "collector.h"
 
-struct app;
+struct jobs;
 struct sampler;
+struct store;
 
 struct sampler_options {
 	double interval_s;        /* sampling period */
@@ -26,11 +27,24 @@ struct sampler_options {
 	double probe_retry_s;     /* first wait before probing an unavailable collector again; 0: 60 s */
 };
 
-/* Starts the thread; NULL after logging why. */
-struct sampler *sampler_start(struct app *app, const struct sampler_options *opt);
+/*
+ * Starts the thread over the parts it works with and nothing else: the
+ * store it posts each tick to and keeps the series of, and jobs, through
+ * which discovery registers and ends the jobs it finds (jobs.h).  Both
+ * outlive the sampler.  NULL after logging why.
+ */
+struct sampler *sampler_start(struct store *store, struct jobs *jobs, const struct sampler_options *opt);
 /* As sampler_start, over another table of collectors (ending with NULL): for tests. */
-struct sampler *sampler_start_with(struct app *app, const struct sampler_options *opt,
+struct sampler *sampler_start_with(struct store *store, struct jobs *jobs, const struct sampler_options *opt,
 				   const struct collector *const *table);
+/*
+ * fn(ctx) is called on the sampler's thread after each tick is published
+ * (sampler_snapshot_get sees it), outside the sampler's lock; main.c wakes
+ * the live streams with it.  NULL fn: none.  A call may still be running
+ * when the hook is replaced, so ctx must outlive the sampler.
+ */
+typedef void sampler_tick_fn(void *ctx);
+void sampler_set_tick_hook(struct sampler *s, sampler_tick_fn *fn, void *ctx);
 /* Stops the thread and frees everything; NULL is fine. */
 void sampler_stop(struct sampler *s);
 /*

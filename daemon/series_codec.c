@@ -25,7 +25,9 @@
  * for twice its jumps in the prefix code's next larger bucket; a constant,
  * and the times of a regular tick, cost no bits a point at all.
  */
+#include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,7 @@ put_bits(struct bit_writer *w, uint64_t v, unsigned nbits)
 	unsigned char *nb;
 	size_t need = (w->bits + nbits + 7) / 8;
 
+	assert(nbits <= 64);
 	if (w->failed || nbits == 0)
 		return;
 	if (need > w->cap) {
@@ -96,6 +99,7 @@ put_bits(struct bit_writer *w, uint64_t v, unsigned nbits)
 		w->bits += take;
 		nbits -= take;
 	}
+	assert(w->bits <= w->cap * 8);
 }
 
 static uint64_t
@@ -103,6 +107,8 @@ get_bits(struct bit_reader *r, unsigned nbits)
 {
 	uint64_t v = 0;
 
+	/* Every width is a constant or checked first, whatever the block says: v holds it. */
+	assert(nbits <= 64 && r->pos <= r->bits);
 	if (r->failed || r->bits - r->pos < nbits) {
 		r->failed = 1;
 		return 0;
@@ -146,6 +152,7 @@ put_svar(struct bit_writer *w, uint64_t x)
 	}
 	for (i = 0; i < 4 && u >> svar_bits[i] != 0; i++)
 		;
+	assert(i == 4 || u >> svar_bits[i] == 0);     /* the bucket holds the number */
 	/* Bucket i < 4: i + 1 ones and a zero; the last: five ones (the decoder stops counting there). */
 	if (i < 4)
 		put_bits(w, (1u << (i + 2)) - 2, i + 2);
@@ -214,6 +221,7 @@ pack_plan(const uint64_t *k, size_t n, uint64_t *base, unsigned *width)
 	}
 	*base = (uint64_t)lo;
 	*width = 64 - clz64((uint64_t)hi - (uint64_t)lo);
+	assert(*width <= 64 && (*width == 64 || ((uint64_t)hi - (uint64_t)lo) >> *width == 0));
 }
 
 /* Bits that packing n integers takes (pack_plan's width), with its base and width. */
@@ -236,8 +244,11 @@ put_packed(struct bit_writer *w, const uint64_t *k, size_t n)
 	pack_plan(k, n, &base, &width);
 	put_bits(w, base, 64);
 	put_bits(w, width, PACK_WIDTH_BITS);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* Each one's excess over the least fits the width, or the decoder gets other numbers. */
+		assert(width == 64 || (k[i] - base) >> width == 0);
 		put_bits(w, k[i] - base, width);
+	}
 }
 
 static void
@@ -275,7 +286,10 @@ put_xors(struct bit_writer *w, const uint64_t *b, size_t n)
 		}
 		lead = clz64(x);
 		trail = ctz64(x);
+		/* x != 0: its meaningful bits, 1 to 64 of them, go in the 6 bits of "length - 1". */
+		assert(lead + trail < 64);
 		if (wlead <= 64 && lead >= wlead && trail >= wtrail) {
+			assert(wlead + wtrail < 64);
 			put_bits(w, 2, 2);
 			put_bits(w, x >> wtrail, 64 - wlead - wtrail);
 			continue;
@@ -454,6 +468,7 @@ rice_k(const struct rice *s)
 	uint64_t scaled = s->sum / 16 * 11 + s->sum % 16 * 11 / 16;
 	unsigned k = 0;
 
+	assert(s->count >= 1);
 	while (k < 63 && (scaled >> k) > s->count)
 		k++;
 	return k;
@@ -475,6 +490,8 @@ rice_seen(struct rice *s, uint64_t u, unsigned k)
 		s->sum >>= 1;
 		s->count >>= 1;
 	}
+	/* The state both sides keep alike: a count that never reaches the reset nor 0 (rice_k divides by it). */
+	assert(s->count >= 1 && s->count < RICE_RESET);
 }
 
 static void
@@ -484,6 +501,7 @@ put_rice(struct bit_writer *w, struct rice *s, uint64_t u)
 	uint64_t q = u >> k;
 
 	if (q < RICE_ESCAPE) {
+		assert(k < 64);
 		put_bits(w, ((uint64_t)1 << (q + 1)) - 2, (unsigned)q + 1);   /* q ones, a zero */
 		put_bits(w, u & (((uint64_t)1 << k) - 1), k);
 	} else {
@@ -562,6 +580,8 @@ put_rice_section(struct bit_writer *w, const uint64_t *k, size_t n, enum rice_or
 			prev = d;
 		}
 	}
+	/* The decoder reads n residuals from a level, n - 1 otherwise (get_rice_section). */
+	assert(n >= 1 && m == (order == RICE_LEVEL ? n : n - 1));
 	put_bits(w, (uint64_t)order, 2);
 	put_bits(w, (uint64_t)runs, 1);
 	put_bits(w, head, 64);
@@ -569,6 +589,7 @@ put_rice_section(struct bit_writer *w, const uint64_t *k, size_t n, enum rice_or
 		put_bits(w, step, 64);
 	if (!runs) {
 		unsigned k0 = rice_k0(u, m);
+		assert(k0 < 64);
 		put_bits(w, k0, 6);
 		rice_start(&vs, k0);
 		for (i = 0; i < m; i++)
@@ -592,6 +613,7 @@ put_rice_section(struct bit_writer *w, const uint64_t *k, size_t n, enum rice_or
 			}
 		}
 		unsigned kv = rice_k0(first, nv), kr = rice_k0(runs_seen, nr);
+		assert(kv < 64 && kr < 64);
 		put_bits(w, kv, 6);
 		put_bits(w, kr, 6);
 		rice_start(&vs, kv);
@@ -639,6 +661,7 @@ get_rice_section(struct bit_reader *r, uint64_t *k, size_t n)
 	}
 	if (r->failed)
 		return;
+	assert(i == m);   /* runs are checked against what is left: never past the section */
 	if (order == RICE_LEVEL) {
 		for (i = 0; i < n; i++)
 			k[i] = head + unzigzag(k[i]);
@@ -655,16 +678,20 @@ get_rice_section(struct bit_reader *r, uint64_t *k, size_t n)
 	}
 }
 
-/* Keeps in *best the shorter of *best and *other, and frees the other's buffer. */
-static void
+/*
+ * Keeps in *best the shorter of *best and *other, and frees the other's
+ * buffer; true when other was kept (a failed one never is).
+ */
+static bool
 keep_smaller(struct bit_writer *best, struct bit_writer *other)
 {
 	if (!other->failed && (best->failed || other->bits < best->bits)) {
 		free(best->buf);
 		*best = *other;
-	} else {
-		free(other->buf);
+		return true;
 	}
+	free(other->buf);
+	return false;
 }
 
 /* Appends src's bits to w. */
@@ -754,8 +781,13 @@ put_int_section(struct bit_writer *w, const uint64_t *k, size_t n, uint64_t *scr
 		int64_t first = (int64_t)k[0], rem = first % (int64_t)g;
 		uint64_t r = (uint64_t)(rem < 0 ? rem + (int64_t)g : rem);
 
-		for (size_t i = 0; i < n; i++)
+		assert(r < g);
+		for (size_t i = 0; i < n; i++) {
+			/* g divides every difference, so r + g x q gives each number back (get_int_section). */
+			assert(((int64_t)k[i] - (int64_t)r) % (int64_t)g == 0);
 			q[i] = (uint64_t)(((int64_t)k[i] - (int64_t)r) / (int64_t)g);
+			assert(r + g * q[i] == k[i]);
+		}
 		put_int_methods(&scaled, q, n, scratch);
 		if (!scaled.failed && !plain.failed && scaled.bits + 128 < plain.bits) {
 			put_bits(w, 1, 1);
@@ -838,10 +870,11 @@ series_encode(const struct series_point *p, size_t n, unsigned char **out, size_
 		memset(&as_int, 0, sizeof(as_int));
 		put_bits(&as_int, (uint64_t)d, 3);
 		put_int_section(&as_int, k, n, scratch);
-		if (as_int.bits < values.bits)
+		/* The flag says which section was kept: a flag decided apart could name the other one. */
+		if (keep_smaller(&values, &as_int))
 			flags |= FLAG_VALUE_INT;
-		keep_smaller(&values, &as_int);
 	}
+	assert((flags & ~FLAGS_KNOWN) == 0);
 	memset(&w, 0, sizeof(w));
 	put_bits(&w, CODEC_VERSION << 4 | flags, 8);
 	for (size_t m = n; ; m >>= 7) {

@@ -17,6 +17,7 @@
  * arrive for a span already flushed (a job's late batch) are merged into
  * its block.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,6 +437,9 @@ store_block_key(int64_t series_id, int64_t t0, int64_t *key)
 	    (double)(t0 / STORE_BLOCK_S) > SPAN_MAX)
 		return false;
 	*key = t0 / STORE_BLOCK_S * STORE_BLOCK_KEY_SPAN + series_id;
+	/* What readers and retention rely on: the key orders by span, then series, and gives both back. */
+	assert(*key >= 0 && *key / STORE_BLOCK_KEY_SPAN == t0 / STORE_BLOCK_S &&
+	       *key % STORE_BLOCK_KEY_SPAN == series_id);
 	return true;
 }
 
@@ -443,9 +447,13 @@ bool
 store_block_keys(int64_t series_id, double lo, double hi, int64_t *first, int64_t *last)
 {
 	double a = fmax(floor(lo / STORE_BLOCK_S) + 1, 0), b = fmin(floor(hi / STORE_BLOCK_S), SPAN_MAX);
+	bool any = !isnan(lo) && !isnan(hi) && a <= b &&
+		   store_block_key(series_id, (int64_t)a * STORE_BLOCK_S, first) &&
+		   store_block_key(series_id, (int64_t)b * STORE_BLOCK_S, last);
 
-	return !isnan(lo) && !isnan(hi) && a <= b && store_block_key(series_id, (int64_t)a * STORE_BLOCK_S, first) &&
-	       store_block_key(series_id, (int64_t)b * STORE_BLOCK_S, last);
+	/* One series' spans from a to b are the keys first, first + 2^32, ... last: a range a step apart. */
+	assert(!any || (*first <= *last && (*last - *first) % STORE_BLOCK_KEY_SPAN == 0));
+	return any;
 }
 
 /* Encodes one series' points from memory (any order) into their spans' blocks. */

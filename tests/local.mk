@@ -77,6 +77,31 @@ tests_unit_test_gpu_pick_LDADD = $(UNIT_LDADD)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
+# The ranks of distributed jobs in the store (store_ranks.c), on a store seeded with them.
+check_PROGRAMS += tests/unit/test_store_ranks
+TESTS += tests/unit/test_store_ranks
+tests_unit_test_store_ranks_SOURCES = tests/unit/test_store_ranks.c tests/unit/store_fixture.h
+tests_unit_test_store_ranks_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_store_ranks_LDADD = $(UNIT_LDADD)
+# The cluster store's outboxes in the node's database (store_cluster.c, store_cluster_ranks.c).
+check_PROGRAMS += tests/unit/test_store_cluster
+TESTS += tests/unit/test_store_cluster
+tests_unit_test_store_cluster_SOURCES = tests/unit/test_store_cluster.c tests/unit/store_fixture.h
+tests_unit_test_store_cluster_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_store_cluster_LDADD = $(UNIT_LDADD)
+# The live event streams (live.c) served by the daemon's MHD pool from a real sampler's ticks.
+check_PROGRAMS += tests/unit/test_live
+TESTS += tests/unit/test_live
+tests_unit_test_live_SOURCES = tests/unit/test_live.c tests/unit/store_fixture.h
+tests_unit_test_live_CFLAGS = $(UNIT_CFLAGS) $(MHD_CFLAGS)
+tests_unit_test_live_LDADD = $(UNIT_LDADD)
+# The cluster thread's link to PostgreSQL (cluster_pg.c), against a private server
+# (tests/integration/pgserver.py); every case skips where no PostgreSQL server is installed.
+check_PROGRAMS += tests/unit/test_cluster_pg
+TESTS += tests/unit/test_cluster_pg
+tests_unit_test_cluster_pg_SOURCES = tests/unit/test_cluster_pg.c tests/unit/store_fixture.h
+tests_unit_test_cluster_pg_CFLAGS = $(UNIT_CFLAGS) $(PQ_CFLAGS)
+tests_unit_test_cluster_pg_LDADD = $(UNIT_LDADD)
 # The series block codec: bit-exact round trips, size, damaged blocks refused.
 check_PROGRAMS += tests/unit/test_series_codec
 TESTS += tests/unit/test_series_codec
@@ -110,9 +135,18 @@ EXTRA_DIST += tests/integration/test_env_paths.py
 TESTS += tests/integration/test_gpu_input.py
 EXTRA_DIST += tests/integration/test_gpu_input.py
 
-# collectors/ includes only its own headers and log.h; its fragment compiles no daemon file.
+# The layers (base/, collectors/, the daemon) as the build holds them: probes compiled
+# with each layer's own command, which tests/unit/layers.env carries from here.
 TESTS += tests/unit/test_layering.sh
 EXTRA_DIST += tests/unit/test_layering.sh
+CLEANFILES += tests/unit/layers.env
+tests/unit/layers.env: Makefile
+	$(AM_V_GEN)$(MKDIR_P) tests/unit && { \
+	  echo "base_cc='$(CC) $(DEFS) $(base_libbase_a_CPPFLAGS) $(CPPFLAGS) $(base_libbase_a_CFLAGS) $(CFLAGS)'"; \
+	  echo "collectors_cc='$(CC) $(DEFS) $(collectors_libcollectors_a_CPPFLAGS) $(CPPFLAGS) $(collectors_libcollectors_a_CFLAGS) $(CFLAGS)'"; \
+	  echo "collectors_link='$(AM_LDFLAGS) $(LDFLAGS) -Wl,--whole-archive collectors/libcollectors.a -Wl,--no-whole-archive base/libbase.a $(JANSSON_LIBS) $(LIBS)'"; \
+	} >$@.tmp && mv $@.tmp $@
+tests/unit/test_layering.log: tests/unit/layers.env base/libbase.a collectors/libcollectors.a
 EXTRA_DIST += tests/integration/test_allocator.py
 TESTS += tests/integration/test_startup.py
 EXTRA_DIST += tests/integration/test_startup.py
@@ -137,6 +171,9 @@ EXTRA_DIST += tests/deploy/private_checkout.sh
 # The Markdown documents link only to what the tree (and the tarball) has.
 TESTS += tests/deploy/doc_links.py
 EXTRA_DIST += tests/deploy/doc_links.py
+# docs/ARCHITECTURE.md names every configuration key, route, start step and module the code has.
+TESTS += tests/deploy/architecture_doc.py
+EXTRA_DIST += tests/deploy/architecture_doc.py
 
 # Suites that scripts/test also runs against the release build (jemalloc).
 # The out-of-memory suite runs in every build: a crash only -O2 shows is the one users meet.

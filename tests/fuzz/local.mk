@@ -18,13 +18,13 @@ FUZZ_V_ = $(FUZZ_V_@AM_DEFAULT_V@)
 FUZZ_V_0 = @echo "  FUZZCC   $@";
 
 FUZZ_SRC_VALIDATE = $(srcdir)/tests/fuzz/fuzz_validate.c $(srcdir)/daemon/validate.c $(srcdir)/daemon/http.c \
-	$(srcdir)/daemon/config.c $(srcdir)/daemon/log.c $(srcdir)/daemon/alloc_watch.c
+	$(srcdir)/daemon/config.c $(srcdir)/base/log.c $(srcdir)/base/alloc_watch.c
 FUZZ_SRC_ROUTER = $(srcdir)/tests/fuzz/fuzz_router.c $(srcdir)/daemon/router.c $(srcdir)/daemon/routes.c \
-	$(srcdir)/daemon/http.c $(srcdir)/daemon/alloc_watch.c $(srcdir)/daemon/api_static.c tests/fuzz/route_stubs.c
-FUZZ_SRC_CONFIG = $(srcdir)/tests/fuzz/fuzz_config.c $(srcdir)/daemon/config.c $(srcdir)/daemon/log.c
-FUZZ_SRC_PROCFS = $(srcdir)/tests/fuzz/fuzz_procfs.c $(srcdir)/collectors/procfs.c $(srcdir)/daemon/array.c
+	$(srcdir)/daemon/http.c $(srcdir)/base/alloc_watch.c $(srcdir)/daemon/api_static.c tests/fuzz/route_stubs.c
+FUZZ_SRC_CONFIG = $(srcdir)/tests/fuzz/fuzz_config.c $(srcdir)/daemon/config.c $(srcdir)/base/log.c
+FUZZ_SRC_PROCFS = $(srcdir)/tests/fuzz/fuzz_procfs.c $(srcdir)/collectors/procfs.c $(srcdir)/base/array.c
 FUZZ_SRC_SERIES_CODEC = $(srcdir)/tests/fuzz/fuzz_series_codec.c $(srcdir)/daemon/series_codec.c
-FUZZ_SRC_CGROUP = $(srcdir)/tests/fuzz/fuzz_cgroup.c $(srcdir)/collectors/cgroup.c $(srcdir)/collectors/procfs.c $(srcdir)/daemon/array.c
+FUZZ_SRC_CGROUP = $(srcdir)/tests/fuzz/fuzz_cgroup.c $(srcdir)/collectors/cgroup.c $(srcdir)/collectors/procfs.c $(srcdir)/base/array.c
 
 if HAVE_FUZZ_CC
 fuzz: $(FUZZ_TARGETS)

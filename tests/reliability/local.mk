@@ -27,9 +27,12 @@ RELIABILITY_RELEASE_TESTS = tests/reliability/test_soak.py tests/reliability/tes
 # --without-jemalloc): the writer (unit test_store), the accepting thread and
 # its workers (unit test_mhd_pool), and the HTTP pool, writer, sampler and
 # reloads all at once (test_concurrency.py), and the cluster store's thread
-# beside handlers and the tuner (test_cluster.py).  A race fails them.
+# beside handlers and the tuner (test_cluster.py); the live streams between the
+# sampler's tick hook and an MHD worker (unit test_live), and the cluster link's
+# waits ended from another thread (unit test_cluster_pg).  A race fails them.
 TSAN_TESTS = tests/unit/test_store tests/unit/test_mhd_pool tests/reliability/test_concurrency.py \
-	tests/integration/test_cluster.py tests/unit/test_oom
+	tests/integration/test_cluster.py tests/unit/test_oom \
+	tests/unit/test_live tests/unit/test_cluster_pg
 
 # The access rule and token comparison of server.c, as a unit.
 if HAVE_CMOCKA

@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "app.h"
 #include "collectors_fixture.h"
 #include "discovery.h"
 #include "jobs.h"
@@ -29,7 +28,8 @@
 
 struct fx {
 	char dir[256], link[300], db[300];
-	struct app app;
+	struct store *store;
+	struct jobs *jobs;
 	struct discovery *d;
 };
 
@@ -55,9 +55,9 @@ setup(void **state)
 	snprintf(f.link, sizeof(f.link), "%s/proc", f.dir);
 	snprintf(f.db, sizeof(f.db), "%s/db", f.dir);
 	point_at(&f, "proc-jobs-t0");
-	f.app.store = store_open(f.db, &opts);
-	f.app.jobs = f.app.store ? jobs_new(f.app.store, NULL, "test", f.link) : NULL;
-	f.d = f.app.jobs ? discovery_new(f.app.jobs, f.link) : NULL;
+	f.store = store_open(f.db, &opts);
+	f.jobs = f.store ? jobs_new(f.store, NULL, "test", f.link) : NULL;
+	f.d = f.jobs ? discovery_new(f.jobs, f.link) : NULL;
 	if (f.d == NULL)
 		return -1;
 	*state = &f;
@@ -71,8 +71,8 @@ teardown(void **state)
 	char cmd[600];
 
 	discovery_free(f->d);
-	jobs_free(f->app.jobs);
-	store_close(f->app.store);
+	jobs_free(f->jobs);
+	store_close(f->store);
 	unlink(f->link);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
 	return system(cmd) == 0 ? 0 : -1;
@@ -85,7 +85,7 @@ register_pid(struct fx *f, const char *workload, int64_t pid, double started)
 				.objective = "throughput", .source = "registered", .started = started};
 	int64_t id;
 
-	assert_int_equal(store_job_register(f->app.store, &spec, &id), STORE_OK);
+	assert_int_equal(store_job_register(f->store, &spec, &id), STORE_OK);
 	return id;
 }
 
@@ -103,7 +103,7 @@ running(struct fx *f, int64_t id)
 {
 	struct job_brief b;
 
-	assert_int_equal(store_job_brief(f->app.store, id, &b), STORE_OK);
+	assert_int_equal(store_job_brief(f->store, id, &b), STORE_OK);
 	return b.running;
 }
 
@@ -134,8 +134,8 @@ finds_trees_and_slurm_jobs(void **state)
 	assert_false(running(f, reused));
 
 	/* Slurm jobs became jobs of their own, named by SLURM_JOB_NAME or the command. */
-	assert_int_equal(store_job_find_external(f->app.store, "slurm:4242", &slurm4242), STORE_OK);
-	assert_int_equal(store_job_find_external(f->app.store, "slurm:77", &slurm77), STORE_OK);
+	assert_int_equal(store_job_find_external(f->store, "slurm:4242", &slurm4242), STORE_OK);
+	assert_int_equal(store_job_find_external(f->store, "slurm:77", &slurm77), STORE_OK);
 	j = job_by_id(jobs, njobs, slurm4242);
 	assert_non_null(j);
 	assert_int_equal(j->npids, 2);
@@ -148,7 +148,7 @@ finds_trees_and_slurm_jobs(void **state)
 	assert_int_equal(j->pids[0], 400);
 	assert_string_equal(j->workload, "resnet-train");
 	/* Pid 410 is slurmd's Epilog for job 88, which has ended: not a job's process. */
-	assert_int_equal(store_job_find_external(f->app.store, "slurm:88", &slurm77), STORE_ENOTFOUND);
+	assert_int_equal(store_job_find_external(f->store, "slurm:88", &slurm77), STORE_ENOTFOUND);
 }
 
 static void
@@ -162,7 +162,7 @@ follows_orphans_and_ends_empty_jobs(void **state)
 	size_t nrun;
 	int64_t trainer = 1, slurm77;
 
-	assert_int_equal(store_job_find_external(f->app.store, "slurm:77", &slurm77), STORE_OK);
+	assert_int_equal(store_job_find_external(f->store, "slurm:77", &slurm77), STORE_OK);
 	point_at(f, "proc-jobs-t1");
 	/* Not due by time: the exit of 300 and 301 is what makes this update scan. */
 	discovery_set_rescan(f->d, 3600);
@@ -177,7 +177,7 @@ follows_orphans_and_ends_empty_jobs(void **state)
 	assert_int_equal(ngone, 1);
 	assert_int_equal(gone[0], slurm77);
 	/* No Slurm job registered twice. */
-	assert_int_equal(store_jobs_running(f->app.store, &run, &nrun), STORE_OK);
+	assert_int_equal(store_jobs_running(f->store, &run, &nrun), STORE_OK);
 	assert_int_equal(nrun, 2);
 	free(run);
 }

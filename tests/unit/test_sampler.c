@@ -4,7 +4,8 @@
  * (it must be retried with a doubling interval, not every tick, and must not
  * stop the others) and one whose init always fails (retried with backoff,
  * reported unavailable with its reason).  Also checks that the tick's values
- * reach the store and the snapshot.
+ * reach the store and the snapshot, and that the tick hook main.c sets runs
+ * after each tick is published.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,7 +20,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "app.h"
 #include "jobs.h"
 #include "collector.h"
 #include "sampler.h"
@@ -79,6 +79,29 @@ static const struct collector flaky = {COLLECTOR_VERSION, "perf", ok_init, flaky
 static const struct collector broken = {COLLECTOR_VERSION, "nvml", broken_init, NULL, NULL, NULL, NULL, no_fini};
 static const struct collector *const table[] = {&good, &flaky, &broken, NULL};
 
+/* What the tick hook saw; written on the sampler's thread, read after it stopped. */
+struct tick_seen {
+	struct sampler *s;
+	int calls;
+	unsigned long long last_ticks;  /* the snapshot's tick count at the last call */
+	bool in_order;                  /* every call saw a tick newer than the call before */
+};
+
+static void
+on_tick(void *ctx)
+{
+	struct tick_seen *seen = ctx;
+	struct sampler_snapshot snap;
+
+	if (sampler_snapshot_get(seen->s, &snap) < 0)
+		return;
+	if (snap.ticks <= seen->last_ticks)
+		seen->in_order = false;
+	seen->last_ticks = snap.ticks;
+	seen->calls++;
+	sampler_snapshot_free(&snap);
+}
+
 static json_t *
 find_col(json_t *arr, const char *name)
 {
@@ -97,20 +120,23 @@ failing_collectors_back_off(void **state)
 	struct sampler_snapshot snap;
 	struct timespec pause = {1, 0};
 	char dir[] = "/tmp/dlprof-test-sampler-XXXXXX", db[64], cmd[128];
-	struct app app;
+	struct tick_seen seen = {.in_order = true};
+	struct store *st;
+	struct jobs *jobs;
 	struct sampler *s;
 	json_t *cols;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(db, sizeof(db), "%s/db", dir);
-	memset(&app, 0, sizeof(app));
-	app.store = store_open(db, &opts);
-	assert_non_null(app.store);
-	app.jobs = jobs_new(app.store, NULL, "test", "/proc");
-	assert_non_null(app.jobs);
-	s = sampler_start_with(&app, &so, table);
+	st = store_open(db, &opts);
+	assert_non_null(st);
+	jobs = jobs_new(st, NULL, "test", "/proc");
+	assert_non_null(jobs);
+	s = sampler_start_with(st, jobs, &so, table);
 	assert_non_null(s);
+	seen.s = s;
+	sampler_set_tick_hook(s, on_tick, &seen);
 	nanosleep(&pause, NULL);
 	cols = sampler_collectors_json(s);
 	assert_int_equal(sampler_snapshot_get(s, &snap), 0);
@@ -136,9 +162,15 @@ failing_collectors_back_off(void **state)
 	assert_true(snap.ticks >= 10);
 	assert_true(snap.nvalues >= 1 && snap.values[0].value == 42.0);
 	assert_true(snap.ncols == 3 && snap.cols[1].failures >= 2);
+	/* The hook, set after the first ticks perhaps, ran after each later one, each seeing its tick published. */
+	print_message("tick hook: %d calls, %llu ticks\n", seen.calls, snap.ticks);
+	assert_true(seen.calls >= 10);
+	assert_true(seen.in_order);
+	assert_true((unsigned long long)seen.calls <= snap.ticks);
+	assert_true(seen.last_ticks >= snap.ticks);
 	sampler_snapshot_free(&snap);
-	jobs_free(app.jobs);
-	store_close(app.store);
+	jobs_free(jobs);
+	store_close(st);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 }

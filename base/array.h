@@ -1,7 +1,6 @@
 /*
  * Growing an array: the one doubling loop every growable array in the
- * daemon and the collectors uses.  A leaf like log.h (system headers only),
- * so the collectors may include it (tests/unit/test_layering.sh).
+ * daemon and the collectors uses, hence in base/ (system headers only).
  */
 #ifndef DLPROF_ARRAY_H
 #define DLPROF_ARRAY_H

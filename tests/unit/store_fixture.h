@@ -1,0 +1,67 @@
+/*
+ * A real store in a fresh temporary directory, for the unit tests that seed
+ * one (store ranks, the cluster outbox, the diagnosis report, live
+ * streams), and the job rows they seed it with.  Header-only, like
+ * collectors_fixture.h: each test links it into its own binary.
+ */
+#ifndef DLPROF_TEST_STORE_FIXTURE_H
+#define DLPROF_TEST_STORE_FIXTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "store.h"
+
+struct store_fixture {
+	char dir[64];
+	char path[96];
+	struct store *st;
+};
+
+/* Opens a new store under /tmp; 0, or -1 (the directory is left for a look). */
+static inline int
+store_fixture_open(struct store_fixture *f)
+{
+	static const struct store_options opts = {.queue_limit = 1024, .readers = 2};
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/dlprof-test-store-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+	f->st = store_open(f->path, &opts);
+	return f->st != NULL ? 0 : -1;
+}
+
+/* Closes the store (every acknowledged write flushed) and removes its directory; 0 or -1. */
+static inline int
+store_fixture_close(struct store_fixture *f)
+{
+	char cmd[128];
+
+	store_close(f->st);
+	f->st = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/*
+ * A job of workload registered at started with pid (0: none); external_id
+ * may be NULL, rank (with external_id) makes it a rank joining its
+ * distributed job.  Its id, or -1.
+ */
+static inline int64_t
+store_fixture_job(struct store *st, const char *workload, const char *external_id,
+		  const struct job_rank_spec *rank, int64_t pid, double started)
+{
+	struct job_spec spec = {.workload = workload, .params_json = "{}", .hw_class = "test", .objective = "throughput",
+				.source = "registered", .external_id = external_id, .rank = rank, .pid = pid,
+				.started = started};
+	int64_t id;
+	bool adopted;
+
+	if (rank != NULL)
+		return store_job_join(st, &spec, &id, &adopted) == STORE_OK ? id : -1;
+	return store_job_register(st, &spec, &id) == STORE_OK ? id : -1;
+}
+
+#endif
