@@ -17,6 +17,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/store_samples.c \
 	daemon/store_pending.c \
 	daemon/series_codec.c daemon/series_codec.h \
+	daemon/series_summary.c daemon/series_summary.h \
 	daemon/http.c daemon/http.h \
 	daemon/router.c daemon/router.h \
 	daemon/routes.c daemon/api.h \
@@ -40,6 +41,8 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/discovery.c daemon/discovery.h \
 	daemon/store_series.c daemon/store_series.h \
 	daemon/store_blocks.c \
+	daemon/store_tiers.c \
+	daemon/store_times.c \
 	daemon/api_series.c \
 	daemon/live.c daemon/live.h \
 	daemon/api_prometheus.c \

@@ -75,6 +75,12 @@ TESTS += tests/unit/test_series_codec
 tests_unit_test_series_codec_SOURCES = tests/unit/test_series_codec.c
 tests_unit_test_series_codec_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_series_codec_LDADD = $(UNIT_LDADD)
+# The series' tiers and the storage budget: dense spans, summaries, the raw window, bytes on disk.
+check_PROGRAMS += tests/unit/test_store_tiers
+TESTS += tests/unit/test_store_tiers
+tests_unit_test_store_tiers_SOURCES = tests/unit/test_store_tiers.c
+tests_unit_test_store_tiers_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_store_tiers_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_array
 TESTS += tests/unit/test_array
 tests_unit_test_array_SOURCES = tests/unit/test_array.c

@@ -138,7 +138,7 @@ answer_free(struct store_series_answer *a)
 static void
 flush_all(struct fx *f)
 {
-	assert_int_equal(store_series_maintain(f->st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400, true), STORE_OK);
 }
 
 static void
@@ -276,28 +276,33 @@ retention_keeps_minutes(void **state)
 {
 	struct fx *f = *state;
 	struct store_series_query q = {.job_id = f->job, .name = "cpu.cores", .has_from = true, .from = T0 - 60,
-				       .has_to = true, .to = T0 + 1400 - 0.5};
+				       .has_to = true, .to = T0 + 3200 - 0.5};
 	struct store_series_answer a;
 
 	/*
-	 * Raw retention of 1 day as of T0 + 86400 + 1400: the blocks of the
-	 * spans ending by T0 + 1000 (values 0..999) retire to minute rows: a
-	 * row for 0..39, then one per minute; values from 1000 stay raw.
+	 * Per-second data kept 1 day, as of T0 + 86400 + 3000: the hour that
+	 * ended at T0 + 2800 (T0 is 800 s into its hour; values 0..2799)
+	 * becomes minutes: one for 0..39 (T0 is 20 s into its minute), then
+	 * one per minute; values from 2800 stay as they were.
 	 */
-	assert_int_equal(store_series_maintain(f->st, T0 + 86400, 0, true), STORE_OK);
-	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 1400, 1, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT min(key) / 4294967296 * 600 FROM series_blocks"), (int64_t)T0 + 1000);
+	flush_all(f);
+	store_set_limits(f->st, &(struct store_limits){.second_s = 86400});
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 3000, true), STORE_OK);
+	assert_int_equal(query_int(f->db, "SELECT min(key) / 4294967296 * 600 FROM series_blocks"), (int64_t)T0 + 2800);
 	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
-	assert_int_equal(json_array_size(a.points), 1 + 16 + 400);
+	assert_int_equal(json_array_size(a.points), 1 + 46 + 400);
 	assert_float_equal(point(a.points, 0, 0), T0 - 20 + 30, 1e-6);
 	assert_float_equal(point(a.points, 0, 1), 19.5, 1e-9);
 	assert_float_equal(point(a.bands, 0, 1), 39, 1e-9);
 	assert_float_equal(point(a.points, 1, 1), 69.5, 1e-9);
-	assert_float_equal(point(a.points, 17, 1), 1000, 1e-9);
+	assert_float_equal(point(a.points, 47, 1), 2800, 1e-9);
 	answer_free(&a);
-	/* Again: nothing changes, the retired blocks are gone. */
-	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 1400, 1, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_minute"), 1000 + 10);   /* and the phase series */
+	/* Again: nothing changes; one block of minutes for cpu.cores and one for each phase's series. */
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 3000, true), STORE_OK);
+	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_minutes"), 3);
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 1 + 46 + 400);
+	answer_free(&a);
 }
 
 static void
@@ -337,7 +342,7 @@ points_before_1970_dropped_alone(void **state)
 
 	flush_all(f);
 	assert_int_equal(store_samples_write(f->st, early, 2), STORE_OK);
-	assert_int_equal(store_series_maintain(f->st, 7200, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f->st, 7200, true), STORE_OK);
 	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
 	/* The point at 30 s has its block: the one before 1970 did not stop the flush. */
 	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_blocks WHERE key < 4294967296"), 1);
@@ -410,7 +415,7 @@ migrates_schema_6(void **state)
 	make_v6(f.db);
 	assert_non_null(f.st = store_open(f.db, &opts));
 	assert_int_equal(store_series(f.st, &q, &staged), STORE_OK);
-	assert_int_equal(store_series_maintain(f.st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, true), STORE_OK);
 	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
 	/* The rollup as a minute row, the raw rows as they were, bit for bit after the flush. */
 	assert_int_equal(json_array_size(a.points), 3);
@@ -557,14 +562,14 @@ sampler_points_in_memory(void **state)
 	assert_int_equal(store_series_buckets(f.st, 0, T0, T0 + POSTED, 60, count_name, &buckets), STORE_OK);
 	assert_int_equal(buckets, POSTED / 60);   /* every minute bucket of the range has points */
 	/* The first span closes: encoded from memory, the mark past it, the answer the same. */
-	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), 400);
 	assert_int_equal(query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
 	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	/* The next upkeep forgets the encoded points: still answered, from the block. */
-	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	/* A clean close stages the open span's points; reopened, the answer is the same. */
@@ -593,15 +598,15 @@ sampler_point_behind_the_mark(void **state)
 	assert_int_equal(fx_dir(&f), 0);
 	assert_non_null(f.st = store_open(f.db, &opts));
 	post_ticks(f.st);
-	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(store_samples_post(f.st, &late, 1), STORE_OK);
-	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 1);
 	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
 	assert_int_equal(json_array_size(a.points), 12);
 	assert_true(point(a.points, 6, 0) == T0 + 5.5 && point(a.points, 6, 1) == -1);
 	answer_free(&a);
-	assert_int_equal(store_series_maintain(f.st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, true), STORE_OK);
 	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 0);
 	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), POSTED + 1 + 1);
 	store_close(f.st);
