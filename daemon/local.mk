@@ -30,6 +30,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_node.c \
 	daemon/jobs.c daemon/jobs.h \
 	daemon/api_jobs.c \
+	daemon/job_view.c daemon/job_view.h \
 	daemon/api_ingest.c \
 	daemon/api_static.c \
 	daemon/sampler.c daemon/sampler.h \

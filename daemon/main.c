@@ -30,6 +30,7 @@
 #include "cluster_ranks.h"
 #include "diag_report.h"
 #include "gpu_pick.h"
+#include "job_view.h"
 #include "jobs.h"
 #include "live.h"
 #include "log.h"
@@ -208,6 +209,8 @@ static int daemon_start(struct daemon *d)
 		return -1;
 	if (!(d->app.gpu_leases = gpu_leases_new(GPU_PICK_LEASE_S)))
 		return -1;
+	if (!(d->app.job_views = job_views_new()))
+		return -1;
 	/* Unset: trials stop entering the outbox (what waits there is sent if it is set again). */
 	if (!cfg->cluster_store[0] &&
 	    store_cluster_enable(d->app.store, false, cfg->cluster_outbox_limit, NULL, 0) != STORE_OK)
@@ -243,6 +246,7 @@ static void daemon_stop(struct daemon *d)
 	sampler_stop(d->app.sampler);
 	live_free(d->app.live);
 	gpu_leases_free(d->app.gpu_leases);
+	job_views_free(d->app.job_views);
 	jobs_free(d->app.jobs);
 	if (d->app.tuner)
 		tuner_set_other_ask(d->app.tuner, NULL, NULL);

@@ -57,6 +57,7 @@ struct store {
 	int nreaders;
 
 	atomic_ulong jobs_generation;   /* bumped by each committed change of the running jobs */
+	atomic_ulong generation;        /* bumped by each committed batch of writes */
 
 	struct store_pending *pending;  /* the sampler's points not yet in blocks (its own lock) */
 	double pending_mark;            /* writer thread: sampler_flushed.t as it last set it */
@@ -445,9 +446,11 @@ struct store_budget_seen *store_budget_of(struct store *st)
 
 /*
  * After an upkeep's commit: its WAL frames are noted (the budget leaves
- * room for them) and written into the database, and the WAL is cut to
- * nothing, so the files between upkeeps are the database and a small WAL.
- * Readers in the way are waited for briefly; failing, the next upkeep tries.
+ * room for them), and a WAL grown past its bound (the upkeep's own
+ * transaction, a flush of many staged rows) is written into the database
+ * and cut to nothing, so that the files between upkeeps are the database
+ * and a WAL within its bound.  Readers in the way are waited for briefly;
+ * failing, the next upkeep tries.
  */
 static void store_wal_truncate(struct store *st)
 {
@@ -456,8 +459,12 @@ static void store_wal_truncate(struct store *st)
 
 	st->budget.checkpoint_due = false;
 	snprintf(wal, sizeof(wal), "%s-wal", st->path);
-	if (stat(wal, &sb) == 0 && (int64_t)sb.st_size > st->budget.wal_peak)
+	if (stat(wal, &sb) < 0)
+		return;
+	if ((int64_t)sb.st_size > st->budget.wal_peak)
 		st->budget.wal_peak = (int64_t)sb.st_size;
+	if ((int64_t)sb.st_size <= st->wal_limit)
+		return;
 	sqlite3_busy_timeout(st->writer.db, 100);
 	sqlite3_wal_checkpoint_v2(st->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	sqlite3_busy_timeout(st->writer.db, 5000);
@@ -512,6 +519,11 @@ void store_jobs_changed(struct store *st)
 unsigned long store_jobs_generation(struct store *st)
 {
 	return atomic_load(&st->jobs_generation);
+}
+
+unsigned long store_generation(struct store *st)
+{
+	return atomic_load(&st->generation);
 }
 
 /*
@@ -817,6 +829,9 @@ static void store_run_batch(struct store *st, struct store_op *batch)
 	if (st->budget.checkpoint_due)
 		store_wal_truncate(st);
 
+	/* Before the callers learn of it: a reader that sees the old number renders a view it will not keep. */
+	if (status == STORE_OK)
+		atomic_fetch_add(&st->generation, 1);
 	pthread_mutex_lock(&st->lock);
 	if (status != STORE_OK && st->write_status == STORE_OK)
 		log_warnx("store: writes fail, retried with each new write: %s", why);

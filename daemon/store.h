@@ -62,6 +62,12 @@ struct store_options {
  * store_jobs_running: a change in between shows at the next comparison.
  */
 unsigned long store_jobs_generation(struct store *st);
+/*
+ * A number that changes with every committed batch of writes (after the
+ * commit, before its callers are told): what was read while it stayed the
+ * same is what the store holds.
+ */
+unsigned long store_generation(struct store *st);
 struct store *store_open(const char *path, const struct store_options *opt);
 /* Drains the queue, stops the writer, closes every connection. */
 void store_close(struct store *st);

@@ -75,6 +75,12 @@ TESTS += tests/unit/test_series_codec
 tests_unit_test_series_codec_SOURCES = tests/unit/test_series_codec.c
 tests_unit_test_series_codec_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_series_codec_LDADD = $(UNIT_LDADD)
+# A job's view rendered once per state of the store (job_view.c).
+check_PROGRAMS += tests/unit/test_job_view
+TESTS += tests/unit/test_job_view
+tests_unit_test_job_view_SOURCES = tests/unit/test_job_view.c
+tests_unit_test_job_view_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_job_view_LDADD = $(UNIT_LDADD)
 # The series' tiers and the storage budget: dense spans, summaries, the raw window, bytes on disk.
 check_PROGRAMS += tests/unit/test_store_tiers
 TESTS += tests/unit/test_store_tiers
