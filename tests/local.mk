@@ -81,6 +81,9 @@ TESTS += tests/unit/test_job_view
 tests_unit_test_job_view_SOURCES = tests/unit/test_job_view.c
 tests_unit_test_job_view_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_job_view_LDADD = $(UNIT_LDADD)
+# A database the release before sql/016 wrote, for test_store_series' migration case.
+EXTRA_DIST += tests/fixtures/store-b4c3343/db.gz tests/fixtures/store-b4c3343/points.h \
+	tests/fixtures/store-b4c3343/make.c
 # The series' tiers and the storage budget: dense spans, summaries, the raw window, bytes on disk.
 check_PROGRAMS += tests/unit/test_store_tiers
 TESTS += tests/unit/test_store_tiers
