@@ -513,12 +513,42 @@ rice_k0(const uint64_t *u, size_t m)
 	return s.count == 0 ? 0 : rice_k(&s);
 }
 
-static int
-cmp_int64(const void *a, const void *b)
+/*
+ * The median of u[0..n-1] (n >= 1) as signed numbers, found by selection
+ * (u is reordered): O(n), where a sort cost the encoder a tenth of its time.
+ */
+static uint64_t
+median_int64(uint64_t *u, size_t n)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	size_t lo = 0, hi = n - 1, want = n / 2;
 
-	return (x > y) - (x < y);
+	while (lo < hi) {
+		int64_t pivot = (int64_t)u[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while ((int64_t)u[i] < pivot)
+				i++;
+			while ((int64_t)u[j] > pivot)
+				j--;
+			if (i <= j) {
+				uint64_t x = u[i];
+				u[i] = u[j];
+				u[j] = x;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			break;
+	}
+	return u[want];
 }
 
 /*
@@ -530,22 +560,13 @@ cmp_int64(const void *a, const void *b)
  * u is scratch of n numbers.
  */
 static void
-put_rice_section(struct bit_writer *w, const uint64_t *k, size_t n, enum rice_order order, int runs, uint64_t *u)
+put_rice_section(struct bit_writer *w, const uint64_t *k, size_t n, enum rice_order order, int runs, uint64_t *u,
+		 uint64_t level, uint64_t grid_step)
 {
 	struct rice vs, rs;
-	uint64_t head = k[0], step = 0, prev = 0;
+	uint64_t head = order == RICE_LEVEL ? level : k[0], step = order == RICE_GRID ? grid_step : 0, prev = 0;
 	size_t m = 0, i, z;
 
-	if (order == RICE_LEVEL || order == RICE_GRID) {
-		/* The median level, or the median step from the first. */
-		size_t nm = order == RICE_LEVEL ? n : n - 1;
-		for (i = 0; i < nm; i++)
-			u[i] = order == RICE_LEVEL ? k[i] : k[i + 1] - k[i];
-		if (nm > 0) {
-			qsort(u, nm, sizeof(*u), cmp_int64);
-			*(order == RICE_LEVEL ? &head : &step) = u[nm / 2];
-		}
-	}
 	if (order == RICE_LEVEL) {
 		for (i = 0; i < n; i++)
 			u[m++] = zigzag(k[i] - head);
@@ -684,6 +705,8 @@ put_int_methods(struct bit_writer *best, const uint64_t *k, size_t n, uint64_t *
 	struct bit_writer other;
 	uint64_t *copy = scratch, *u = scratch + n;
 
+	uint64_t level, step = 0;
+
 	memset(best, 0, sizeof(*best));
 	put_bits(best, INT_DOD, 2);
 	put_ints(best, k, n);
@@ -692,11 +715,18 @@ put_int_methods(struct bit_writer *best, const uint64_t *k, size_t n, uint64_t *
 	memcpy(copy, k, n * sizeof(*k));
 	put_packed_values(&other, copy, n);
 	keep_smaller(best, &other);
+	/* The median level, and the median step from the first, for the level and grid orders. */
+	memcpy(u, k, n * sizeof(*k));
+	level = median_int64(u, n);
+	for (size_t i = 0; i + 1 < n; i++)
+		u[i] = k[i + 1] - k[i];
+	if (n > 1)
+		step = median_int64(u, n - 1);
 	for (int order = RICE_LEVEL; order <= RICE_DOD; order++)
 		for (int runs = 0; runs <= 1; runs++) {
 			memset(&other, 0, sizeof(other));
 			put_bits(&other, INT_RICE, 2);
-			put_rice_section(&other, k, n, (enum rice_order)order, runs, u);
+			put_rice_section(&other, k, n, (enum rice_order)order, runs, u, level, step);
 			keep_smaller(best, &other);
 		}
 }
