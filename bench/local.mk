@@ -12,6 +12,8 @@ BENCH_PEERS = \
 	bench/peers/spawn_jobs \
 	bench/peers/storm \
 	bench/peers/history \
+	bench/peers/trace_store \
+	bench/peers/projection \
 	bench/peers/cluster_load
 EXTRA_PROGRAMS = $(BENCH_PEERS)
 CLEANFILES += $(BENCH_PEERS)
@@ -29,14 +31,21 @@ bench_peers_storm_SOURCES = bench/peers/storm.c
 bench_peers_history_SOURCES = bench/peers/history.c
 bench_peers_history_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 bench_peers_history_LDADD = $(DLPROF_LIBS)
+bench_peers_trace_store_SOURCES = bench/peers/trace_store.c
+bench_peers_trace_store_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+bench_peers_trace_store_LDADD = $(DLPROF_LIBS)
+bench_peers_projection_SOURCES = bench/peers/projection.c
+bench_peers_projection_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+bench_peers_projection_LDADD = $(DLPROF_LIBS)
 # Stands in for 1,000 nodes on the cluster store, with the daemon's own statements (bench/cluster).
 bench_peers_cluster_load_SOURCES = bench/peers/cluster_load.c daemon/cluster_sql.c
 bench_peers_cluster_load_CFLAGS = $(AM_CFLAGS) $(PQ_CFLAGS) -I$(top_srcdir)/daemon
 bench_peers_cluster_load_LDADD = $(PQ_LIBS) -lm
 
-EXTRA_DIST += bench/run bench/cluster bench/README.md bench/RESULTS.md \
+EXTRA_DIST += bench/run bench/cluster bench/projection bench/README.md bench/RESULTS.md \
 	bench/goodput/README.md bench/goodput/train.py bench/goodput/learning_speedup.py \
-	bench/history/record.py bench/history/train_job.py bench/history/trace-2026-11-26.jsonl.gz
+	bench/history/record.py bench/history/train_job.py bench/history/trace-2026-11-26.jsonl.gz \
+	bench/history/trace-2026-11-26-quantum.jsonl.gz bench/history/trace-2026-11-27.jsonl.gz
 
 .PHONY: bench bench-peers
 bench-peers: $(BENCH_PEERS)

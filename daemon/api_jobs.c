@@ -13,7 +13,7 @@
 #include "cluster.h"
 #include "cluster_ranks.h"
 #include "config_env.h"
-#include "energy_report.h"
+#include "job_view.h"
 #include "jobs.h"
 #include "node.h"
 #include "store.h"
@@ -81,15 +81,10 @@ void api_jobs_error(struct http_response *resp, int err, const char *why, const 
 	}
 }
 
-/*
- * What a reader from the network without the token sees of a job: all but
- * its command line, which carries another user's paths and arguments (see
- * dlprofd.conf(5), read_access).  The key stays, null, so views keep their shape.
- */
-static void redact_for(const struct http_request *req, json_t *job)
+/* Whether the caller is a reader from the network without the token, who sees jobs redacted (job_view_redact). */
+static bool redacted_for(const struct http_request *req)
 {
-	if (!req->peer.loopback && !req->peer.unix_socket && !req->peer.token_ok)
-		json_object_set_new(job, "command", json_null());
+	return !req->peer.loopback && !req->peer.unix_socket && !req->peer.token_ok;
 }
 
 void api_jobs_list(const struct http_request *req, struct http_response *resp)
@@ -113,7 +108,8 @@ void api_jobs_list(const struct http_request *req, struct http_response *resp)
 	json_array_foreach(jobs, i, job) {
 		if (req->app->cluster)
 			cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
-		redact_for(req, job);
+		if (redacted_for(req))
+			job_view_redact(job);
 	}
 	http_reply_json(resp, 200, json_pack("{s:o}", "jobs", jobs));
 }
@@ -175,23 +171,20 @@ done:
 
 void api_job_get(const struct http_request *req, struct http_response *resp)
 {
-	json_t *job;
+	bool redacted = redacted_for(req);
 	int64_t id;
+	size_t len;
+	char *text;
 	int r;
 
 	if (api_job_id(req, resp, &id) < 0)
 		return;
-	r = store_job_get(req->app->store, id, &job);
-	if (r != STORE_OK) {
+	/* Rendered once per state of the store (job_view.c): what every job page and dlprofctl polls. */
+	if ((text = job_view_text(req->app, id, redacted, &len, &r)) == NULL) {
 		api_store_error(resp, r, "job");
 		return;
 	}
-	/* The ranks other nodes shared, as the cluster thread last read them: no wait on the database. */
-	if (req->app->cluster)
-		cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
-	redact_for(req, job);
-	json_object_set_new(job, "energy", energy_report_json(req->app->store, req->app->sampler, job));
-	http_reply_json(resp, 200, job);
+	http_reply_text(resp, 200, "application/json", text, len);
 }
 
 void api_job_end(const struct http_request *req, struct http_response *resp)

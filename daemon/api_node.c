@@ -1,6 +1,7 @@
 /*
  * /healthz and /api/v1/node: whether the daemon can do its work, and what
- * this machine is (topology, hardware class, collectors and their status).
+ * this machine is (topology, hardware class, collectors and their status)
+ * and what its store takes against the storage budget.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "sampler.h"
 #include "stats.h"
 #include "store.h"
+#include "store_series.h"
 
 void api_healthz(const struct http_request *req, struct http_response *resp)
 {
@@ -49,6 +51,25 @@ static json_t *daemon_json(void)
 	return d;
 }
 
+/* The store on disk against its budget, and what each tier of the series holds now; NULL when unread. */
+static json_t *store_json(struct store *st)
+{
+	struct store_usage u;
+	json_t *tiers, *o;
+
+	if (store_usage(st, &u) != STORE_OK)
+		return NULL;
+	tiers = json_object();
+	for (int i = 0; i < STORE_TIERS; i++) {
+		o = json_pack("{s:o,s:o,s:o}", "from", u.tier[i].any ? json_real(u.tier[i].from) : json_null(), "to",
+			      u.tier[i].any ? json_real(u.tier[i].to) : json_null(), "keep_s",
+			      u.tier[i].keep_s > 0 ? json_real(u.tier[i].keep_s) : json_null());
+		json_object_set_new(tiers, store_tier_names[i], o);
+	}
+	return json_pack("{s:I,s:I,s:I,s:I,s:o}", "bytes", (json_int_t)u.bytes, "budget_bytes", (json_int_t)u.budget,
+			 "file_bytes", (json_int_t)u.file_bytes, "free_bytes", (json_int_t)u.free_bytes, "tiers", tiers);
+}
+
 void api_node(const struct http_request *req, struct http_response *resp)
 {
 	json_t *node = node_json(req->app->node), *latest = NULL;
@@ -56,6 +77,7 @@ void api_node(const struct http_request *req, struct http_response *resp)
 	json_object_set_new(node, "collectors",
 			    req->app->sampler ? sampler_collectors_json(req->app->sampler) : json_array());
 	json_object_set_new(node, "daemon", daemon_json());
+	json_object_set_new(node, "store", store_json(req->app->store));
 	/* The node's own series (job 0), so the dashboard knows what to chart. */
 	if (store_latest(req->app->store, 0, &latest) == STORE_OK)
 		json_object_set_new(node, "latest", latest);

@@ -274,6 +274,32 @@ put_sampler(FILE *out, const struct sampler_snapshot *snap)
 			snap->cols[i].cpu_s);
 }
 
+/* The store on disk against its budget, and the span each tier of the series holds. */
+static void
+put_store(FILE *out, struct store *st)
+{
+	struct store_usage u;
+
+	if (store_usage(st, &u) != STORE_OK)
+		return;
+	family_head(out, "dlprofd_", "store_bytes", "gauge", "Bytes the database takes on disk (file, WAL, shared memory)");
+	fprintf(out, "dlprofd_store_bytes %lld\n", (long long)u.bytes);
+	family_head(out, "dlprofd_", "store_free_bytes", "gauge", "Bytes of free pages in the database file, reused first");
+	fprintf(out, "dlprofd_store_free_bytes %lld\n", (long long)u.free_bytes);
+	family_head(out, "dlprofd_", "store_budget_bytes", "gauge", "The storage budget (storage_budget; 0: none)");
+	fprintf(out, "dlprofd_store_budget_bytes %lld\n", (long long)u.budget);
+	family_head(out, "dlprofd_", "store_tier_oldest_seconds", "gauge",
+		    "Unix time of the oldest history a tier holds (raw steps, seconds, minutes, hours)");
+	for (int i = 0; i < STORE_TIERS; i++)
+		if (u.tier[i].any)
+			fprintf(out, "dlprofd_store_tier_oldest_seconds{tier=\"%s\"} %.0f\n", store_tier_names[i],
+				u.tier[i].from);
+	family_head(out, "dlprofd_", "store_tier_span_seconds", "gauge", "Seconds of history a tier holds now");
+	for (int i = 0; i < STORE_TIERS; i++)
+		fprintf(out, "dlprofd_store_tier_span_seconds{tier=\"%s\"} %.0f\n", store_tier_names[i],
+			u.tier[i].any ? u.tier[i].to - u.tier[i].from : 0);
+}
+
 void
 api_metrics(const struct http_request *req, struct http_response *resp)
 {
@@ -299,6 +325,8 @@ api_metrics(const struct http_request *req, struct http_response *resp)
 	}
 	if (req->app->stats != NULL)
 		stats_prometheus(req->app->stats, req->app->store, out);
+	if (req->app->store != NULL)
+		put_store(out, req->app->store);
 	if (req->app->cluster != NULL)
 		cluster_prometheus(req->app->cluster, out);
 	if (fclose(out) != 0) {

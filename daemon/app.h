@@ -20,6 +20,7 @@ struct diag;
 struct live;
 struct cluster;
 struct gpu_leases;
+struct job_views;
 
 /*
  * Limits that handlers read on every request.  Copied from the configuration
@@ -42,6 +43,7 @@ struct app {
 	struct live *live;             /* the live event streams (live.h); NULL: off */
 	struct cluster *cluster;       /* the shared store's link; NULL: cluster_store unset */
 	struct gpu_leases *gpu_leases; /* GPUs handed to jobs lately (gpu_pick.h); NULL: none verified */
+	struct job_views *job_views;   /* rendered job views (job_view.h); NULL: each rendered anew */
 	struct app_limits limits;
 	const char *web_root;          /* owned by the configuration in force */
 };

@@ -27,7 +27,7 @@
 
 #define CONFIG_DEFAULT_PATH DLPROF_SYSCONFDIR "/dlprofd/dlprofd.conf"
 
-enum key_type { KEY_STRING, KEY_ENUM, KEY_DOUBLE, KEY_LONG, KEY_LISTEN };
+enum key_type { KEY_STRING, KEY_ENUM, KEY_DOUBLE, KEY_LONG, KEY_LISTEN, KEY_SIZE };
 
 struct key {
 	const char *name;
@@ -104,7 +104,11 @@ static const struct key keys[] = {
 	{"log_level", KEY_ENUM, OFF(log_level), "info", 0, 0, config_log_level_names, true,
 	 "lines above this level are dropped"},
 	{"retention_days", KEY_DOUBLE, OFF(retention_days), "14", 0.001, 36500, NULL, true,
-	 "days every sampled value is kept before per-minute min/max/sum/count"},
+	 "days every sampled value and each second of reported ones is kept before per-minute summaries"},
+	{"raw_hours", KEY_DOUBLE, OFF(raw_hours), "24", 0.01, 876000, NULL, true,
+	 "hours a job's points reported more than once a second are kept as sent before per-second summaries"},
+	{"storage_budget", KEY_SIZE, OFF(storage_budget), "1G", 0, 1125899906842624.0, NULL, true,
+	 "bytes the database may take on disk (K, M, G, T: powers of 1024; 0: no budget); oldest, finest history goes first"},
 	{"token", KEY_STRING, OFF(token), "", 0, 0, NULL, true,
 	 "bearer token that allows mutations from non-local addresses"},
 	{"token_file", KEY_STRING, OFF(token_file), "", 0, 0, NULL, true,
@@ -300,6 +304,41 @@ static int parse_number(const struct key *k, const char *value, double *out, con
 }
 
 /*
+ * A size: a whole number of bytes, or a number with K, M, G or T (powers
+ * of 1024, "KiB" and "KB" alike) after it.
+ */
+static int parse_size(const struct key *k, const char *value, double *out, const struct origin *o)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	const char *u;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (errno != 0 || end == value || !isfinite(v) || v < 0) {
+		report(o, k->name, "'%s' is not a size (bytes, or a number and K, M, G or T)", value);
+		return -1;
+	}
+	if (*end != '\0' && (u = strchr(units, *end >= 'a' ? *end - 'a' + 'A' : *end)) != NULL && *u != '\0') {
+		v *= pow(1024, (double)(u - units + 1));
+		end++;
+		if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+			end += strlen(end);
+	}
+	if (*end != '\0' || v != floor(v)) {
+		report(o, k->name, "'%s' is not a size (bytes, or a number and K, M, G or T)", value);
+		return -1;
+	}
+	if (v < k->min || v > k->max) {
+		report(o, k->name, "'%s' is above 1P", value);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
  * Sets one key from text.  append: a repeated listen adds to the list
  * instead of replacing it.  Returns 0 or -1 after reporting.
  */
@@ -336,6 +375,11 @@ static int config_set(struct config *cfg, const struct key *k, const char *value
 		if (parse_number(k, value, &num, o) < 0)
 			return -1;
 		*(long *)(base + k->offset) = (long)num;
+		return 0;
+	case KEY_SIZE:
+		if (parse_size(k, value, &num, o) < 0)
+			return -1;
+		*(long long *)(base + k->offset) = (long long)num;
 		return 0;
 	}
 	return -1;
@@ -553,6 +597,19 @@ static int config_apply_flags(struct config *cfg, int argc, char **argv)
 	return errors ? -1 : 0;
 }
 
+/* The rules between keys, once each key is valid alone; every broken one reported. */
+static int config_validate(const struct config *cfg)
+{
+	int errors = 0;
+
+	if (cfg->storage_budget > 0 && cfg->storage_budget < CONFIG_BUDGET_MIN) {
+		log_err("storage_budget: %lld bytes is below the least a database needs, 1M (0: no budget)",
+			cfg->storage_budget);
+		errors++;
+	}
+	return errors ? -1 : 0;
+}
+
 static struct config *config_build(int argc, char **argv, const char *path, bool must_exist)
 {
 	struct config *cfg = config_defaults();
@@ -567,6 +624,8 @@ static struct config *config_build(int argc, char **argv, const char *path, bool
 	if (config_apply_flags(cfg, argc, argv) < 0)
 		errors++;
 	if (!errors && config_read_token_file(cfg) < 0)
+		errors++;
+	if (!errors && config_validate(cfg) < 0)
 		errors++;
 	if (errors) {
 		config_free(cfg);
@@ -630,6 +689,9 @@ void config_restart_keys(const struct config *a, const struct config *b, char *b
 			break;
 		case KEY_LONG:
 			differs = *(const long *)pa != *(const long *)pb;
+			break;
+		case KEY_SIZE:
+			differs = *(const long long *)pa != *(const long long *)pb;
 			break;
 		}
 		if (differs)

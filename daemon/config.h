@@ -11,6 +11,8 @@
 #include <stddef.h>
 
 #define CONFIG_MAX_LISTEN 8
+/* The smallest storage_budget but 0 (none): 1 MiB. */
+#define CONFIG_BUDGET_MIN 1048576LL
 
 /*
  * The words that name an enum's values, one table per enum, each ending in
@@ -64,7 +66,9 @@ struct config {
 	double store_interval_s;      /* per-thread detail is read this often */
 	double discovery_interval_s;  /* all processes scanned this often */
 	int log_level;                   /* enum log_level */
-	double retention_days;
+	double retention_days;           /* per-second data (sampled points, reported seconds) */
+	double raw_hours;                /* reported points as sent, where a second holds several */
+	long long storage_budget;        /* bytes on disk for the database; 0: none */
 	char *token;                     /* "" : no token, remote mutations refused */
 	char *token_file;
 	enum read_access read_access;

@@ -65,28 +65,36 @@ void http_reply_text(struct http_response *resp, int status, const char *content
 	resp->body_len = len;
 }
 
-void http_reply_json(struct http_response *resp, int status, json_t *body_stolen)
+char *http_json_text(json_t *body_stolen, size_t *len)
 {
 	/*
 	 * JSON_ENSURE_ASCII: every string escaped, safe in any context.  16
 	 * digits keep unix timestamps to the microsecond.
 	 */
-	char *text = json_dumps(body_stolen, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16));
-	size_t len;
+	char *text = json_dumps(body_stolen, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16)), *nl;
 
 	json_decref(body_stolen);
+	if (!text)
+		return NULL;
+	*len = strlen(text);
+	/* A trailing newline makes curl output readable. */
+	if ((nl = realloc(text, *len + 2)) != NULL) {
+		text = nl;
+		text[(*len)++] = '\n';
+		text[*len] = '\0';
+	}
+	return text;
+}
+
+void http_reply_json(struct http_response *resp, int status, json_t *body_stolen)
+{
+	size_t len;
+	char *text = http_json_text(body_stolen, &len);
+
 	if (!text) {
 		/* body_stolen NULL (its json_pack failed) or json_dumps failed: memory ran out. */
 		http_reply_oom(resp);
 		return;
-	}
-	len = strlen(text);
-	/* A trailing newline makes curl output readable. */
-	char *nl = realloc(text, len + 2);
-	if (nl) {
-		text = nl;
-		text[len++] = '\n';
-		text[len] = '\0';
 	}
 	http_reply_text(resp, status, "application/json", text, len);
 }

@@ -81,6 +81,8 @@ const char *http_param(const struct http_request *req, const char *key);
 
 /* Replies: each replaces what the response held before. */
 void http_reply_json(struct http_response *resp, int status, json_t *body_stolen);
+/* The text http_reply_json sends for body (taken), malloc'd, its length in *len; NULL when memory ran out. */
+char *http_json_text(json_t *body_stolen, size_t *len);
 void http_reply_error(struct http_response *resp, int status, const char *error,
 		      const char *detail_fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A NULL body of nonzero length is an allocation that failed: the answer becomes http_reply_oom's. */

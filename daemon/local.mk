@@ -14,6 +14,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/store_samples.c \
 	daemon/store_pending.c \
 	daemon/series_codec.c daemon/series_codec.h \
+	daemon/series_summary.c daemon/series_summary.h \
 	daemon/http.c daemon/http.h \
 	daemon/router.c daemon/router.h \
 	daemon/routes.c daemon/api.h \
@@ -26,6 +27,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/api_node.c \
 	daemon/jobs.c daemon/jobs.h \
 	daemon/api_jobs.c \
+	daemon/job_view.c daemon/job_view.h \
 	daemon/api_ingest.c \
 	daemon/api_static.c \
 	daemon/sampler.c daemon/sampler.h \
@@ -37,6 +39,8 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/discovery.c daemon/discovery.h \
 	daemon/store_series.c daemon/store_series.h \
 	daemon/store_blocks.c \
+	daemon/store_tiers.c \
+	daemon/store_times.c \
 	daemon/api_series.c \
 	daemon/live.c daemon/live.h \
 	daemon/api_prometheus.c \

@@ -30,6 +30,7 @@
 #include "cluster_ranks.h"
 #include "diag_report.h"
 #include "gpu_pick.h"
+#include "job_view.h"
 #include "jobs.h"
 #include "live.h"
 #include "log.h"
@@ -99,6 +100,19 @@ static void apply_limits(struct app *app, const struct config *cfg)
 	atomic_store(&app->limits.max_sample_skew_s, 300.0);
 }
 
+/* Per-minute summaries are kept this long (store_tiers.c); hours are kept. */
+#define MINUTE_KEEP_DAYS 90.0
+
+/* The store's tiers and budget; a raw window longer than the per-second retention is cut to it. */
+static struct store_limits store_limits_of(const struct config *cfg)
+{
+	double second_s = cfg->retention_days * 86400.0, raw_s = cfg->raw_hours * 3600.0;
+
+	return (struct store_limits){.raw_s = raw_s < second_s ? raw_s : second_s, .second_s = second_s,
+				     .minute_s = MINUTE_KEEP_DAYS * 86400.0 > second_s ? MINUTE_KEEP_DAYS * 86400.0 : second_s,
+				     .budget = cfg->storage_budget};
+}
+
 /* The sampler's tick hook: the live streams send the tick it just published. */
 static void wake_live_streams(void *live)
 {
@@ -131,14 +145,14 @@ static int ensure_parent_dir(const char *path)
 static int daemon_start(struct daemon *d)
 {
 	const struct config *cfg = d->cfg;
-	struct store_options so = {.queue_limit = (size_t)cfg->queue_limit, .readers = 4};
+	struct store_options so = {.queue_limit = (size_t)cfg->queue_limit, .readers = 4,
+				   .limits = store_limits_of(cfg)};
 	struct diag_options dio = diag_options_of(cfg);
 	struct diag_sources dis;
 	struct tuner_options to = {.gain_threshold = cfg->gain_threshold};
 	struct sampler_options sam = {.interval_s = cfg->interval_s, .store_interval_s = cfg->store_interval_s,
 				      .discovery_interval_s = cfg->discovery_interval_s,
-				      .proc_root = cfg->proc_root, .sys_root = cfg->sys_root,
-				      .retention_days = cfg->retention_days};
+				      .proc_root = cfg->proc_root, .sys_root = cfg->sys_root};
 	struct server_options srv = {.listen = cfg->listen, .nlisten = cfg->nlisten,
 				     .socket_path = cfg->socket_path, .socket_optional = !cfg->socket_given,
 				     .max_body = (size_t)cfg->max_body_bytes,
@@ -183,6 +197,8 @@ static int daemon_start(struct daemon *d)
 		return -1;
 	if (!(d->app.gpu_leases = gpu_leases_new(GPU_PICK_LEASE_S)))
 		return -1;
+	if (!(d->app.job_views = job_views_new()))
+		return -1;
 	/* Unset: trials stop entering the outbox (what waits there is sent if it is set again). */
 	if (!cfg->cluster_store[0] &&
 	    store_cluster_enable(d->app.store, false, cfg->cluster_outbox_limit, NULL, 0) != STORE_OK)
@@ -224,6 +240,7 @@ static void daemon_stop(struct daemon *d)
 	sampler_stop(d->app.sampler);
 	live_free(d->app.live);
 	gpu_leases_free(d->app.gpu_leases);
+	job_views_free(d->app.job_views);
 	jobs_free(d->app.jobs);
 	if (d->app.tuner)
 		tuner_set_other_ask(d->app.tuner, NULL, NULL);
@@ -252,6 +269,10 @@ static void daemon_reload(struct daemon *d)
 		log_warnx("reload: %s changed; that takes a restart", restart);
 	apply_log_level(fresh);
 	apply_limits(&d->app, fresh);
+	{
+		struct store_limits limits = store_limits_of(fresh);
+		store_set_limits(d->app.store, &limits);
+	}
 	server_set_access(d->server, fresh->token, fresh->read_access);
 	sampler_set_interval(d->app.sampler, fresh->interval_s, fresh->store_interval_s, fresh->discovery_interval_s);
 	diag_options = diag_options_of(fresh);

@@ -41,8 +41,8 @@
  * and init).
  */
 #define SAMPLER_PROBE_RETRY_S 60.0
-/* How often retention runs. */
-#define SAMPLER_MAINTAIN_EVERY_S 60.0  /* the store's flush of staged samples into blocks */
+/* How often the store's upkeep runs: its flush into blocks, its tiers' retention and budget. */
+#define SAMPLER_MAINTAIN_EVERY_S 60.0
 
 struct sampler_col {
 	const struct collector *c;
@@ -92,7 +92,6 @@ struct sampler {
 	double discovery_interval_s;     /* under lock */
 	char proc_root[256], sys_root[256], nvml_library[512];
 	struct collector_env env;
-	double retention_days;
 	double probe_retry_s;
 	double next_maintain;
 	struct sampler_col col[SAMPLER_MAX_COLLECTORS];
@@ -472,7 +471,7 @@ tick(struct sampler *s, double scheduled)
 	if (detail)
 		s->window_mono = mono;
 	if (mono >= s->next_maintain) {
-		store_series_maintain(s->store, now, s->retention_days, false);
+		store_series_maintain(s->store, now, false);
 		s->next_maintain = mono + SAMPLER_MAINTAIN_EVERY_S;
 	}
 	s->ticks++;
@@ -623,7 +622,6 @@ sampler_start_with(struct store *store, struct jobs *jobs, const struct sampler_
 	s->interval_s = opt->interval_s > 0 ? opt->interval_s : 1.0;
 	s->store_interval_s = opt->store_interval_s;
 	s->discovery_interval_s = opt->discovery_interval_s;
-	s->retention_days = opt->retention_days;
 	s->probe_retry_s = opt->probe_retry_s > 0 ? opt->probe_retry_s : SAMPLER_PROBE_RETRY_S;
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", opt->proc_root ? opt->proc_root : "/proc");
 	snprintf(s->sys_root, sizeof(s->sys_root), "%s", opt->sys_root ? opt->sys_root : "/sys");

@@ -23,7 +23,6 @@ struct sampler_options {
 	double discovery_interval_s;  /* scans all processes this often; 0: every tick */
 	const char *proc_root;    /* "/proc", or a fixture tree in tests */
 	const char *sys_root;     /* "/sys" */
-	double retention_days;    /* raw points older than this are kept per minute */
 	double probe_retry_s;     /* first wait before probing an unavailable collector again; 0: 60 s */
 };
 

@@ -1,12 +1,15 @@
 /*
  * The block codec (see series_codec.h).  A block is one header byte (the
  * format's version in the high nibble, the variant flags in the low), the
- * point count as a LEB128 varint, then one bit stream: all the times, then
- * all the values, padded with zero bits to a whole byte.  In version 2 an
- * integer section is a bit for a common step (then the step and the
- * remainder in 64 bits each), its method in 2 bits and the method's
- * payload (below); version 1 said the method in the header's flags and
- * had no step or Rice method.
+ * point count as a LEB128 varint (in version 3 then the column count and
+ * a shared table's size, when the flags say so), then one bit stream: all
+ * the times, then each column's values, padded with zero bits to a whole
+ * byte.  In version 3 a section of doubles says in 2 bits how it is coded
+ * (XOR, integers over 10^d, or ordered bits as integers); in version 2 the
+ * header's flags said it.  An integer section (versions 2 and 3) is a bit
+ * for a common step (then the step and the remainder in 64 bits each), its
+ * method in 2 bits and the method's payload (below); version 1 said the
+ * method in the header's flags and had no step or Rice method.
  *
  * Integers (millisecond times, integer values) go as delta-of-delta, each
  * in a prefix code: '0' for 0, then '10', '110', '1110', '11110' and
@@ -34,16 +37,32 @@
 
 #include "series_codec.h"
 
-#define CODEC_VERSION 2           /* the one written; version 1 blocks are still read */
-#define FLAG_TIME_MS 0x1          /* times are whole milliseconds, as integers */
-#define FLAG_VALUE_INT 0x2        /* values are integers over 10^d (d in 3 bits before them), as integers */
+#define CODEC_VERSION 3           /* the one written; versions 1 and 2 are still read */
+#define FLAG_TIME_MS 0x1          /* versions 1-2: times are whole milliseconds, as integers */
+#define FLAG_VALUE_INT 0x2        /* versions 1-2: values are integers over 10^d (d in 3 bits before them) */
 #define FLAG_VALUE_PACKED 0x4     /* version 1, with FLAG_VALUE_INT: packed, not delta-of-delta */
 #define FLAG_TIME_PACKED 0x8      /* version 1, with FLAG_TIME_MS: packed, not delta-of-delta */
+#define FLAG3_SHARED 0x1          /* version 3: the times are counts over a table the reader has */
+#define FLAG3_COLS 0x2            /* version 3: a column count follows the point count (else one) */
+#define FLAGS_KNOWN_V3 (FLAG3_SHARED | FLAG3_COLS)
 #define DECIMALS_MAX 6
 #define FLAGS_KNOWN_V1 (FLAG_TIME_MS | FLAG_VALUE_INT | FLAG_VALUE_PACKED | FLAG_TIME_PACKED)
-#define FLAGS_KNOWN (FLAG_TIME_MS | FLAG_VALUE_INT)
+#define FLAGS_KNOWN_V2 (FLAG_TIME_MS | FLAG_VALUE_INT)
 /* Version 2's integer sections start with their method in 2 bits. */
 enum int_method { INT_DOD, INT_PACKED, INT_RICE };
+/*
+ * Version 3's sections of doubles (times or a column) start with how in 2
+ * bits: Gorilla's XOR, integers over 10^d (d in 3 bits), or the doubles'
+ * bits as ordered integers (ordered_bits), both as an integer section.
+ */
+enum double_section { SECTION_XOR, SECTION_DECIMAL, SECTION_ORDERED, SECTION_PREDICTED };
+/*
+ * A predicted section's model, in 1 bit: times from the previous time and
+ * a reference column (a step's time from the one before and its step
+ * time), or values from a constant over the reference (a rate from a
+ * duration: samples a second from the step's time).
+ */
+enum prediction { PREDICT_STEP, PREDICT_RATIO };
 /*
  * A Rice-coded section's residuals: from a level, from a regular grid (a
  * tick that jitters but does not drift, a steady counter), from the
@@ -348,28 +367,13 @@ bits_d(uint64_t u)
 	return d;
 }
 
-/* t as whole milliseconds that give t back exactly, or -1. */
-static int
-time_ms(double t, uint64_t *k)
-{
-	double ms = t * 1000.0;
-	int64_t i;
-
-	if (!(fabs(ms) < EXACT_INT_MAX) || (t == 0 && signbit(t)))
-		return -1;
-	i = llround(ms);
-	if ((double)i / 1000.0 != t)
-		return -1;
-	*k = (uint64_t)i;
-	return 0;
-}
-
 static const double pow10s[DECIMALS_MAX + 1] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
 
 /*
  * v as an integer over 10^d that gives v back exactly, or -1: counts and
- * counters (d = 0), and figures kept to a few decimals (loads, jiffies as
- * seconds), whose XOR would cost most of their 64 bits.
+ * counters (d = 0), figures kept to a few decimals (loads, jiffies as
+ * seconds), whose XOR would cost most of their 64 bits, and times in
+ * whole seconds or milliseconds.
  */
 static int
 value_int(double v, int d, uint64_t *k)
@@ -383,16 +387,6 @@ value_int(double v, int d, uint64_t *k)
 	if ((double)i / pow10s[d] != v)
 		return -1;
 	*k = (uint64_t)i;
-	return 0;
-}
-
-/* Fills k with the integer form of the times (d < 0) or values (over 10^d), or -1 when one is not exact. */
-static int
-as_ints(const struct series_point *p, size_t n, int d, uint64_t *k)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((d >= 0 ? value_int(p[i].v, d, &k[i]) : time_ms(p[i].t, &k[i])) < 0)
-			return -1;
 	return 0;
 }
 
@@ -537,12 +531,42 @@ rice_k0(const uint64_t *u, size_t m)
 	return s.count == 0 ? 0 : rice_k(&s);
 }
 
-static int
-cmp_int64(const void *a, const void *b)
+/*
+ * The median of u[0..n-1] (n >= 1) as signed numbers, found by selection
+ * (u is reordered): O(n), where a sort cost the encoder a tenth of its time.
+ */
+static uint64_t
+median_int64(uint64_t *u, size_t n)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	size_t lo = 0, hi = n - 1, want = n / 2;
 
-	return (x > y) - (x < y);
+	while (lo < hi) {
+		int64_t pivot = (int64_t)u[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while ((int64_t)u[i] < pivot)
+				i++;
+			while ((int64_t)u[j] > pivot)
+				j--;
+			if (i <= j) {
+				uint64_t x = u[i];
+				u[i] = u[j];
+				u[j] = x;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			break;
+	}
+	return u[want];
 }
 
 /*
@@ -554,22 +578,13 @@ cmp_int64(const void *a, const void *b)
  * u is scratch of n numbers.
  */
 static void
-put_rice_section(struct bit_writer *w, const uint64_t *k, size_t n, enum rice_order order, int runs, uint64_t *u)
+put_rice_section(struct bit_writer *w, const uint64_t *k, size_t n, enum rice_order order, int runs, uint64_t *u,
+		 uint64_t level, uint64_t grid_step)
 {
 	struct rice vs, rs;
-	uint64_t head = k[0], step = 0, prev = 0;
+	uint64_t head = order == RICE_LEVEL ? level : k[0], step = order == RICE_GRID ? grid_step : 0, prev = 0;
 	size_t m = 0, i, z;
 
-	if (order == RICE_LEVEL || order == RICE_GRID) {
-		/* The median level, or the median step from the first. */
-		size_t nm = order == RICE_LEVEL ? n : n - 1;
-		for (i = 0; i < nm; i++)
-			u[i] = order == RICE_LEVEL ? k[i] : k[i + 1] - k[i];
-		if (nm > 0) {
-			qsort(u, nm, sizeof(*u), cmp_int64);
-			*(order == RICE_LEVEL ? &head : &step) = u[nm / 2];
-		}
-	}
 	if (order == RICE_LEVEL) {
 		for (i = 0; i < n; i++)
 			u[m++] = zigzag(k[i] - head);
@@ -717,6 +732,8 @@ put_int_methods(struct bit_writer *best, const uint64_t *k, size_t n, uint64_t *
 	struct bit_writer other;
 	uint64_t *copy = scratch, *u = scratch + n;
 
+	uint64_t level, step = 0;
+
 	memset(best, 0, sizeof(*best));
 	put_bits(best, INT_DOD, 2);
 	put_ints(best, k, n);
@@ -725,11 +742,18 @@ put_int_methods(struct bit_writer *best, const uint64_t *k, size_t n, uint64_t *
 	memcpy(copy, k, n * sizeof(*k));
 	put_packed_values(&other, copy, n);
 	keep_smaller(best, &other);
+	/* The median level, and the median step from the first, for the level and grid orders. */
+	memcpy(u, k, n * sizeof(*k));
+	level = median_int64(u, n);
+	for (size_t i = 0; i + 1 < n; i++)
+		u[i] = k[i + 1] - k[i];
+	if (n > 1)
+		step = median_int64(u, n - 1);
 	for (int order = RICE_LEVEL; order <= RICE_DOD; order++)
 		for (int runs = 0; runs <= 1; runs++) {
 			memset(&other, 0, sizeof(other));
 			put_bits(&other, INT_RICE, 2);
-			put_rice_section(&other, k, n, (enum rice_order)order, runs, u);
+			put_rice_section(&other, k, n, (enum rice_order)order, runs, u, level, step);
 			keep_smaller(best, &other);
 		}
 }
@@ -746,29 +770,37 @@ gcd64(uint64_t a, uint64_t b)
 }
 
 /*
- * The common step of k[0..n-1] (integers of at most 2^53 in magnitude, as
- * as_ints gives): the greatest common divisor of their differences from
- * the first, 0 when they are all alike.
+ * The common step of k[0..n-1]: the greatest common divisor of their
+ * differences from the first, 0 when they are all alike, or when they
+ * spread over 2^62 or more (ordered bits of doubles far apart), where a
+ * difference might not fit an int64.
  */
 static uint64_t
 common_step(const uint64_t *k, size_t n)
 {
+	int64_t lo = (int64_t)k[0], hi = lo;
 	uint64_t g = 0;
 
+	for (size_t i = 1; i < n; i++) {
+		lo = (int64_t)k[i] < lo ? (int64_t)k[i] : lo;
+		hi = (int64_t)k[i] > hi ? (int64_t)k[i] : hi;
+	}
+	if ((uint64_t)hi - (uint64_t)lo >= (uint64_t)1 << 62)
+		return 0;
 	for (size_t i = 1; i < n && g != 1; i++) {
 		int64_t d = (int64_t)(k[i] - k[0]);
-		g = gcd64(g, (uint64_t)(d < 0 ? -d : d));
+		g = gcd64(g, d < 0 ? (uint64_t)-d : (uint64_t)d);
 	}
 	return g;
 }
 
 /*
- * An integer section (millisecond times, integer values): a bit saying
- * whether the numbers are r + g x q on a common step g (bytes counted in
- * pages or KiB, seconds as milliseconds), then g and r in 64 bits each and
- * the methods for q, else the methods for the numbers: whichever is
- * smaller.  The step spares each residual the step's low zero bits.  k is
- * kept; scratch holds 3n numbers.
+ * An integer section (integer times, integer values, ordered bits): a bit
+ * saying whether the numbers are r + g x q on a common step g (bytes
+ * counted in pages or KiB, seconds as milliseconds, floats as doubles),
+ * then g and r in 64 bits each and the methods for q, else the methods for
+ * the numbers: whichever is smaller.  The step spares each residual the
+ * step's low zero bits.  k is kept; scratch holds 3n numbers.
  */
 static void
 put_int_section(struct bit_writer *w, const uint64_t *k, size_t n, uint64_t *scratch)
@@ -778,21 +810,15 @@ put_int_section(struct bit_writer *w, const uint64_t *k, size_t n, uint64_t *scr
 
 	put_int_methods(&plain, k, n, scratch);
 	if (g > 1) {
-		int64_t first = (int64_t)k[0], rem = first % (int64_t)g;
-		uint64_t r = (uint64_t)(rem < 0 ? rem + (int64_t)g : rem);
-
-		assert(r < g);
-		for (size_t i = 0; i < n; i++) {
-			/* g divides every difference, so r + g x q gives each number back (get_int_section). */
-			assert(((int64_t)k[i] - (int64_t)r) % (int64_t)g == 0);
-			q[i] = (uint64_t)(((int64_t)k[i] - (int64_t)r) / (int64_t)g);
-			assert(r + g * q[i] == k[i]);
-		}
+		/* r is the first number, so each q is its distance from it in steps: it fits (common_step). */
+		for (size_t i = 0; i < n; i++)
+			q[i] = (uint64_t)((int64_t)(k[i] - k[0]) / (int64_t)g);
+			assert((int64_t)(k[i] - k[0]) % (int64_t)g == 0 && k[0] + g * q[i] == k[i]);
 		put_int_methods(&scaled, q, n, scratch);
 		if (!scaled.failed && !plain.failed && scaled.bits + 128 < plain.bits) {
 			put_bits(w, 1, 1);
 			put_bits(w, g, 64);
-			put_bits(w, r, 64);
+			put_bits(w, k[0], 64);
 			put_writer(w, &scaled);
 			free(scaled.buf);
 			free(plain.buf);
@@ -834,71 +860,242 @@ get_int_section(struct bit_reader *r, uint64_t *k, size_t n)
 }
 
 /*
- * Version 2: the header byte, the count, the times (an integer section
- * when they are whole milliseconds, else XORed doubles), the values (the
- * decimals in 3 bits and an integer section when they are integers over
- * 10^d and that is smaller, else XORed doubles).
+ * A double's bits as an integer in the doubles' order (negatives flipped
+ * below the positives), and back: the same function.  Times of one
+ * binade (2^30 to 2^31 s: 2004 to 2038) are then their count of the
+ * binade's ulp (2^-22 s), so a clock's readings code as integers; values
+ * that came from floats have 29 low zero bits, a common step.
  */
-int
-series_encode(const struct series_point *p, size_t n, unsigned char **out, size_t *len)
+static uint64_t
+ordered_bits(uint64_t b)
 {
-	struct bit_writer w, times, values, as_int;
-	unsigned flags = 0;
-	uint64_t *k, *scratch;
+	return b >> 63 ? b ^ INT64_MAX : b;
+}
+
+/* The fewest decimals d <= DECIMALS_MAX with every x an integer over 10^d (into k), or -1. */
+static int
+decimals_of(const double *x, size_t n, uint64_t *k)
+{
+	for (int d = 0; d <= DECIMALS_MAX; d++) {
+		size_t i;
+
+		for (i = 0; i < n && value_int(x[i], d, &k[i]) == 0; i++)
+			;
+		if (i == n)
+			return d;
+	}
+	return -1;
+}
+
+/* The one prediction a ratio gives: c / r as an integer over 10^d, or 0 where it cannot (the same on both sides). */
+static uint64_t
+ratio_int(double c, double r, int d)
+{
+	double y = c / r * pow10s[d];
+
+	return isfinite(y) && fabs(y) < EXACT_INT_MAX ? (uint64_t)llround(y) : 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Times x predicted by the previous plus ref (NAN: by the previous alone):
+ * the first in full, then the residuals of their ordered bits.  scratch
+ * holds 4n numbers.
+ */
+static void
+put_step_section(struct bit_writer *w, const double *x, size_t n, const double *ref, uint64_t *scratch)
+{
+	put_bits(w, PREDICT_STEP, 1);
+	put_bits(w, dbits(x[0]), 64);
+	for (size_t i = 1; i < n; i++) {
+		double p = isfinite(ref[i]) ? x[i - 1] + ref[i] : x[i - 1];
+		scratch[i - 1] = ordered_bits(dbits(x[i])) - ordered_bits(dbits(p));
+	}
+	if (n > 1)
+		put_int_section(w, scratch, n - 1, scratch + n);
+}
+
+static void
+get_step_section(struct bit_reader *r, double *x, size_t n, const double *ref, uint64_t *k)
+{
+	x[0] = bits_d(get_bits(r, 64));
+	if (n > 1)
+		get_int_section(r, k, n - 1);
+	for (size_t i = 1; i < n && !r->failed; i++) {
+		double p = isfinite(ref[i]) ? x[i - 1] + ref[i] : x[i - 1];
+		x[i] = bits_d(ordered_bits(ordered_bits(dbits(p)) + k[i - 1]));
+	}
+}
+
+/*
+ * Values x as integers over 10^d_x (each its own fewest decimals, as a
+ * rate kept to what its duration allows has) less the integers c / ref
+ * gives at the same decimals, c the median of x times ref: the decimals
+ * and the residuals as integer sections.  -1 when a value is no decimal or
+ * no product is finite (then not used).
+ */
+static int
+put_ratio_section(struct bit_writer *w, const double *x, size_t n, const double *ref)
+{
+	uint64_t *dk = malloc(5 * n * sizeof(*dk)), *res = dk + n;
+	double *prod = malloc(n * sizeof(*prod)), c;
+	size_t np = 0;
+	int r = -1;
+
+	if (dk == NULL || prod == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(x[i] * ref[i]) && x[i] * ref[i] != 0)
+			prod[np++] = x[i] * ref[i];
+	if (np == 0)
+		goto out;
+	qsort(prod, np, sizeof(*prod), cmp_double);
+	c = prod[np / 2];
+	for (size_t i = 0; i < n; i++) {
+		int d = decimals_of(&x[i], 1, &res[i]);
+
+		if (d < 0)
+			goto out;
+		dk[i] = (uint64_t)d;
+		res[i] -= isfinite(ref[i]) && ref[i] != 0 ? ratio_int(c, ref[i], d) : 0;
+	}
+	put_bits(w, PREDICT_RATIO, 1);
+	put_bits(w, dbits(c), 64);
+	put_int_section(w, dk, n, res + n);
+	put_int_section(w, res, n, res + n);
+	r = 0;
+out:
+	free(dk);
+	free(prod);
+	return r;
+}
+
+static void
+get_ratio_section(struct bit_reader *r, double *x, size_t n, const double *ref, uint64_t *k)
+{
+	double c = bits_d(get_bits(r, 64));
+	uint64_t *dk = malloc(n * sizeof(*dk));
+
+	if (dk == NULL) {
+		r->failed = 1;
+		return;
+	}
+	get_int_section(r, dk, n);
+	get_int_section(r, k, n);
+	for (size_t i = 0; i < n && !r->failed; i++) {
+		if (dk[i] > DECIMALS_MAX) {
+			r->failed = 1;
+			break;
+		}
+		k[i] += isfinite(ref[i]) && ref[i] != 0 ? ratio_int(c, ref[i], (int)dk[i]) : 0;
+		x[i] = (double)(int64_t)k[i] / pow10s[dk[i]];
+	}
+	free(dk);
+}
+
+/*
+ * A section of n doubles (times or a column), the smallest of XOR and, as
+ * an integer section, the integers over 10^d they are (when they all are)
+ * or else their ordered bits; with a reference column (ref: a number a
+ * point, NAN where there is none) also predicted from it, the times by
+ * step, the values by ratio.  scratch holds 4n numbers.
+ */
+static void
+put_double_section(struct bit_writer *w, const double *x, size_t n, uint64_t *scratch, const double *ref, bool times)
+{
+	struct bit_writer best, other;
+	uint64_t *k = scratch;
 	int d;
 
-	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || (k = malloc(4 * n * sizeof(*k))) == NULL)
-		return -1;
-	scratch = k + n;
-	memset(&times, 0, sizeof(times));
-	if (as_ints(p, n, -1, k) == 0) {
-		flags |= FLAG_TIME_MS;
-		put_int_section(&times, k, n, scratch);
+	memset(&best, 0, sizeof(best));
+	for (size_t i = 0; i < n; i++)
+		k[i] = dbits(x[i]);
+	put_bits(&best, SECTION_XOR, 2);
+	put_xors(&best, k, n);
+	memset(&other, 0, sizeof(other));
+	if ((d = decimals_of(x, n, k)) >= 0) {
+		put_bits(&other, SECTION_DECIMAL, 2);
+		put_bits(&other, (uint64_t)d, 3);
 	} else {
 		for (size_t i = 0; i < n; i++)
-			k[i] = dbits(p[i].t);
-		put_xors(&times, k, n);
+			k[i] = ordered_bits(dbits(x[i]));
+		put_bits(&other, SECTION_ORDERED, 2);
 	}
-	memset(&values, 0, sizeof(values));
-	for (size_t i = 0; i < n; i++)
-		k[i] = dbits(p[i].v);
-	put_xors(&values, k, n);
-	/* The fewest decimals that hold every value exactly, if any. */
-	for (d = 0; d <= DECIMALS_MAX && as_ints(p, n, d, k) < 0; d++)
-		;
-	if (d <= DECIMALS_MAX) {
-		memset(&as_int, 0, sizeof(as_int));
-		put_bits(&as_int, (uint64_t)d, 3);
-		put_int_section(&as_int, k, n, scratch);
-		/* The flag says which section was kept: a flag decided apart could name the other one. */
-		if (keep_smaller(&values, &as_int))
-			flags |= FLAG_VALUE_INT;
+	put_int_section(&other, k, n, scratch + n);
+	keep_smaller(&best, &other);
+	if (ref != NULL) {
+		memset(&other, 0, sizeof(other));
+		put_bits(&other, SECTION_PREDICTED, 2);
+		if (times)
+			put_step_section(&other, x, n, ref, scratch);
+		else if (put_ratio_section(&other, x, n, ref) < 0)
+			other.failed = 1;
+		keep_smaller(&best, &other);
 	}
-	assert((flags & ~FLAGS_KNOWN) == 0);
-	memset(&w, 0, sizeof(w));
-	put_bits(&w, CODEC_VERSION << 4 | flags, 8);
-	for (size_t m = n; ; m >>= 7) {
-		put_bits(&w, (m >= 0x80 ? 0x80 : 0) | (m & 0x7f), 8);
+	put_writer(w, &best);
+	free(best.buf);
+}
+
+static void
+get_double_section(struct bit_reader *r, double *x, size_t n, uint64_t *k, const double *ref)
+{
+	unsigned tag = (unsigned)get_bits(r, 2), d = 0;
+
+	if (tag == SECTION_DECIMAL && (d = (unsigned)get_bits(r, 3)) > DECIMALS_MAX)
+		r->failed = 1;
+	if (r->failed)
+		return;
+	switch (tag) {
+	case SECTION_XOR:
+		get_xors(r, k, n);
+		for (size_t i = 0; i < n; i++)
+			x[i] = bits_d(k[i]);
+		return;
+	case SECTION_DECIMAL:
+		get_int_section(r, k, n);
+		for (size_t i = 0; i < n; i++)
+			x[i] = (double)(int64_t)k[i] / pow10s[d];
+		return;
+	case SECTION_ORDERED:
+		get_int_section(r, k, n);
+		for (size_t i = 0; i < n; i++)
+			x[i] = bits_d(ordered_bits(k[i]));
+		return;
+	case SECTION_PREDICTED:
+		if (ref == NULL) {
+			r->failed = 1;      /* the block needs its reference column */
+			return;
+		}
+		if (get_bits(r, 1) == PREDICT_STEP)
+			get_step_section(r, x, n, ref, k);
+		else
+			get_ratio_section(r, x, n, ref, k);
+		return;
+	default:
+		r->failed = 1;
+	}
+}
+
+static void
+put_varint(struct bit_writer *w, size_t m)
+{
+	for (;; m >>= 7) {
+		put_bits(w, (m >= 0x80 ? 0x80 : 0) | (m & 0x7f), 8);
 		if (m < 0x80)
 			break;
 	}
-	put_writer(&w, &times);
-	put_writer(&w, &values);
-	free(times.buf);
-	free(values.buf);
-	free(k);
-	if (w.failed || times.failed || values.failed) {
-		free(w.buf);
-		return -1;
-	}
-	*out = w.buf;
-	*len = (w.bits + 7) / 8;
-	return 0;
 }
 
-/* The count after the header byte; -1 when malformed or above the maximum. */
+/* A varint of at most 21 bits; -1 when malformed. */
 static int
-get_count(struct bit_reader *r, size_t *n)
+get_varint(struct bit_reader *r, size_t *n)
 {
 	size_t m = 0;
 	uint64_t byte;
@@ -908,10 +1105,121 @@ get_count(struct bit_reader *r, size_t *n)
 		m |= (size_t)(byte & 0x7f) << shift;
 		if (!(byte & 0x80)) {
 			*n = m;
-			return !r->failed && m >= 1 && m <= SERIES_CODEC_MAX_POINTS ? 0 : -1;
+			return r->failed ? -1 : 0;
 		}
 	}
 	return -1;
+}
+
+/*
+ * How many of the n times t (ascending) fall on each of the ntable times
+ * of table (ascending), into counts; -1 when a time is not in the table or
+ * the times are not in order.
+ */
+static int
+table_counts(const double *t, size_t n, const double *table, size_t ntable, uint64_t *counts)
+{
+	size_t i = 0;
+
+	for (size_t j = 0; j < ntable; j++) {
+		counts[j] = 0;
+		if (j > 0 && !(table[j] > table[j - 1]))
+			return -1;
+		while (i < n && dbits(t[i]) == dbits(table[j])) {
+			counts[j]++;
+			i++;
+		}
+		if (i < n && t[i] < table[j])
+			return -1;
+	}
+	return i == n ? 0 : -1;
+}
+
+/*
+ * The reference of each of the n points whose times fall on the table's
+ * times as counts says (counts[j] at table time j), into pref: a table
+ * time's reference where the point is the only one there, NAN otherwise.
+ */
+static void
+point_refs(const uint64_t *counts, size_t ntable, const double *ref, double *pref)
+{
+	size_t i = 0;
+
+	for (size_t j = 0; j < ntable; j++)
+		for (uint64_t c = 0; c < counts[j]; c++)
+			pref[i++] = counts[j] == 1 ? ref[j] : NAN;
+}
+
+/*
+ * Version 3: the header byte (its flags say whether the times are counts
+ * over a shared table and whether a column count follows), the point
+ * count, the column count, with a shared table its size; then the times
+ * (a double section, or the counts per table time as an integer section)
+ * and each column as a double section.
+ */
+int
+series_encode_block(const double *t, size_t n, const double *const *cols, int ncols, const double *table,
+		    size_t ntable, const double *ref, unsigned char **out, size_t *len)
+{
+	size_t most = table != NULL && ntable > n ? ntable : n;
+	unsigned flags = (table != NULL ? FLAG3_SHARED : 0) | (ncols != 1 ? FLAG3_COLS : 0);
+	struct bit_writer w;
+	uint64_t *scratch;
+	double *pref = NULL;
+
+	if (n == 0 || n > SERIES_CODEC_MAX_POINTS || ncols < 0 || ncols > SERIES_CODEC_MAX_COLS ||
+	    (table != NULL && (ntable == 0 || ntable > SERIES_CODEC_MAX_POINTS)) ||
+	    (scratch = malloc(4 * most * sizeof(*scratch))) == NULL)
+		return -1;
+	memset(&w, 0, sizeof(w));
+	put_bits(&w, CODEC_VERSION << 4 | flags, 8);
+	put_varint(&w, n);
+	if (flags & FLAG3_COLS)
+		put_varint(&w, (size_t)ncols);
+	if (table != NULL) {
+		put_varint(&w, ntable);
+		if (table_counts(t, n, table, ntable, scratch) < 0 || (ref != NULL && (pref = malloc(n * sizeof(*pref))) == NULL)) {
+			free(scratch);
+			free(w.buf);
+			return -1;
+		}
+		if (pref != NULL)
+			point_refs(scratch, ntable, ref, pref);
+		/* The section's scratch follows the counts: 4 x most holds both (ntable + 3 x ntable). */
+		put_int_section(&w, scratch, ntable, scratch + ntable);
+	} else {
+		put_double_section(&w, t, n, scratch, ref, true);
+	}
+	for (int c = 0; c < ncols; c++)
+		put_double_section(&w, cols[c], n, scratch, table != NULL ? pref : ref, false);
+	free(scratch);
+	free(pref);
+	if (w.failed) {
+		free(w.buf);
+		return -1;
+	}
+	*out = w.buf;
+	*len = (w.bits + 7) / 8;
+	return 0;
+}
+
+int
+series_encode(const struct series_point *p, size_t n, unsigned char **out, size_t *len)
+{
+	double *tv = n > 0 && n <= SERIES_CODEC_MAX_POINTS ? malloc(2 * n * sizeof(*tv)) : NULL;
+	const double *col;
+	int r;
+
+	if (tv == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		tv[i] = p[i].t;
+		tv[n + i] = p[i].v;
+	}
+	col = tv + n;
+	r = series_encode_block(tv, n, &col, 1, NULL, 0, NULL, out, len);
+	free(tv);
+	return r;
 }
 
 /* A version 1 block's times or values: the integer variant its flags name, else XORed doubles. */
@@ -924,59 +1232,195 @@ get_v1_section(struct bit_reader *r, uint64_t *k, size_t n, int is_int, int pack
 		(is_int ? get_ints : get_xors)(r, k, n);
 }
 
+/* The times and values of a version 1 or 2 block (flags its header's) after the count. */
+static void
+get_v12_sections(struct bit_reader *r, unsigned version, unsigned flags, struct series_cols *c, uint64_t *k)
+{
+	size_t m = c->n;
+	unsigned d = 0;
+
+	if (version == 1)
+		get_v1_section(r, k, m, flags & FLAG_TIME_MS, flags & FLAG_TIME_PACKED);
+	else if (flags & FLAG_TIME_MS)
+		get_int_section(r, k, m);
+	else
+		get_xors(r, k, m);
+	for (size_t i = 0; i < m; i++)
+		c->t[i] = flags & FLAG_TIME_MS ? (double)(int64_t)k[i] / 1000.0 : bits_d(k[i]);
+	if ((flags & FLAG_VALUE_INT) && (d = (unsigned)get_bits(r, 3)) > DECIMALS_MAX) {
+		r->failed = 1;
+		return;
+	}
+	if (version == 1)
+		get_v1_section(r, k, m, flags & FLAG_VALUE_INT, flags & FLAG_VALUE_PACKED);
+	else if (flags & FLAG_VALUE_INT)
+		get_int_section(r, k, m);
+	else
+		get_xors(r, k, m);
+	for (size_t i = 0; i < m; i++)
+		c->v[0][i] = flags & FLAG_VALUE_INT ? (double)(int64_t)k[i] / pow10s[d] : bits_d(k[i]);
+}
+
+/*
+ * The times of a version 3 block: its own section, or the table's times
+ * repeated by their counts (without the table, the indices of those
+ * times); with a table's reference, each point's into pref.
+ */
+static void
+get_v3_times(struct bit_reader *r, unsigned flags, size_t nt, const double *table, const double *ref,
+	     struct series_cols *c, uint64_t *k, double *pref)
+{
+	size_t i = 0;
+
+	if (!(flags & FLAG3_SHARED)) {
+		get_double_section(r, c->t, c->n, k, ref);
+		return;
+	}
+	get_int_section(r, k, nt);
+	for (size_t j = 0; j < nt && !r->failed; j++) {
+		if (k[j] > c->n - i) {
+			r->failed = 1;
+			return;
+		}
+		for (uint64_t x = 0; x < k[j]; x++)
+			c->t[i++] = table != NULL ? table[j] : (double)j;
+	}
+	if (i != c->n)
+		r->failed = 1;
+	else if (pref != NULL)
+		point_refs(k, nt, ref, pref);
+}
+
+/* The header's fields after the first byte; -1 when malformed or beyond the limits. */
+static int
+get_v3_head(struct bit_reader *r, unsigned flags, size_t *n, size_t *ncols, size_t *ntable)
+{
+	*ncols = 1;
+	*ntable = 0;
+	if (get_varint(r, n) < 0 || *n < 1 || *n > SERIES_CODEC_MAX_POINTS)
+		return -1;
+	if ((flags & FLAG3_COLS) && (get_varint(r, ncols) < 0 || *ncols > SERIES_CODEC_MAX_COLS))
+		return -1;
+	if ((flags & FLAG3_SHARED) && (get_varint(r, ntable) < 0 || *ntable < 1 || *ntable > SERIES_CODEC_MAX_POINTS))
+		return -1;
+	return 0;
+}
+
+bool
+series_block_shared(const unsigned char *buf, size_t len)
+{
+	return len > 0 && buf[0] >> 4 == CODEC_VERSION && (buf[0] & FLAG3_SHARED);
+}
+
 int
-series_decode(const unsigned char *buf, size_t len, struct series_point **out, size_t *n)
+series_block_points(const unsigned char *buf, size_t len, size_t *n)
 {
 	struct bit_reader r = {.buf = buf, .bits = len * 8};
-	struct series_point *p;
-	uint64_t *k, head = get_bits(&r, 8);
-	size_t m;
-	unsigned d = 0, version = (unsigned)(head >> 4), flags = (unsigned)(head & 0xf);
+	uint64_t head = get_bits(&r, 8);
+	size_t ncols, nt;
 
-	if (r.failed || (version != 1 && version != CODEC_VERSION) ||
-	    (flags & ~(version == 1 ? FLAGS_KNOWN_V1 : FLAGS_KNOWN)) || get_count(&r, &m) < 0)
+	if (r.failed || head >> 4 < 1 || head >> 4 > CODEC_VERSION)
 		return -1;
-	if (((flags & FLAG_VALUE_PACKED) && !(flags & FLAG_VALUE_INT)) ||
-	    ((flags & FLAG_TIME_PACKED) && !(flags & FLAG_TIME_MS)))
+	if (head >> 4 < CODEC_VERSION)
+		return get_varint(&r, n) < 0 || *n < 1 || *n > SERIES_CODEC_MAX_POINTS ? -1 : 0;
+	return (head & ~(uint64_t)(CODEC_VERSION << 4 | FLAGS_KNOWN_V3)) ? -1 : get_v3_head(&r, (unsigned)(head & 0xf), n, &ncols, &nt);
+}
+
+/* Allocates out's arrays for n points of ncols columns. */
+static int
+cols_alloc(struct series_cols *out, size_t n, size_t ncols)
+{
+	double *mem = malloc((1 + ncols) * n * sizeof(*mem));
+
+	if (mem == NULL)
 		return -1;
-	/*
-	 * Every time after the first takes a bit unless packed (version 1's
-	 * flag; version 2's sections may pack): a short buffer cannot claim a
-	 * large count, unless it says the times are packed.
-	 */
-	if (version == 1 && !(flags & FLAG_TIME_PACKED) && m > 1 && m - 1 > r.bits - r.pos)
+	out->n = n;
+	out->ncols = (int)ncols;
+	out->t = mem;
+	for (size_t c = 0; c < ncols; c++)
+		out->v[c] = mem + (1 + c) * n;
+	return 0;
+}
+
+int
+series_decode_block(const unsigned char *buf, size_t len, const double *table, size_t ntable, const double *ref,
+		    size_t nref, struct series_cols *out)
+{
+	struct bit_reader r = {.buf = buf, .bits = len * 8};
+	uint64_t *k = NULL, head = get_bits(&r, 8);
+	unsigned version = (unsigned)(head >> 4), flags = (unsigned)(head & 0xf);
+	size_t n, ncols = 1, nt = 0;
+	double *pref = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (r.failed || version < 1 || version > CODEC_VERSION)
 		return -1;
-	k = malloc(m * sizeof(*k));
-	p = malloc(m * sizeof(*p));
-	if (k == NULL || p == NULL)
+	if (version < 3) {
+		if ((flags & ~(version == 1 ? FLAGS_KNOWN_V1 : FLAGS_KNOWN_V2)) || get_varint(&r, &n) < 0 || n < 1 ||
+		    n > SERIES_CODEC_MAX_POINTS || ((flags & FLAG_VALUE_PACKED) && !(flags & FLAG_VALUE_INT)) ||
+		    ((flags & FLAG_TIME_PACKED) && !(flags & FLAG_TIME_MS)))
+			return -1;
+		/*
+		 * Every time after the first takes a bit unless packed (version
+		 * 1's flag; version 2's sections may pack): a short buffer cannot
+		 * claim a large count, unless it says the times are packed.
+		 */
+		if (version == 1 && !(flags & FLAG_TIME_PACKED) && n > 1 && n - 1 > r.bits - r.pos)
+			return -1;
+	} else if ((flags & ~FLAGS_KNOWN_V3) || get_v3_head(&r, flags, &n, &ncols, &nt) < 0 ||
+		   ((flags & FLAG3_SHARED) && table != NULL && ntable != nt) ||
+		   (ref != NULL && nref != ((flags & FLAG3_SHARED) ? nt : n))) {
+		return -1;
+	}
+	k = malloc((n > nt ? n : nt) * sizeof(*k));
+	if ((flags & FLAG3_SHARED) && ref != NULL && version == 3)
+		pref = malloc(n * sizeof(*pref));
+	if (k == NULL || cols_alloc(out, n, ncols) < 0 || ((flags & FLAG3_SHARED) && ref != NULL && version == 3 && pref == NULL))
 		goto fail;
-	if (version == 1)
-		get_v1_section(&r, k, m, flags & FLAG_TIME_MS, flags & FLAG_TIME_PACKED);
-	else if (flags & FLAG_TIME_MS)
-		get_int_section(&r, k, m);
-	else
-		get_xors(&r, k, m);
-	for (size_t i = 0; i < m; i++)
-		p[i].t = flags & FLAG_TIME_MS ? (double)(int64_t)k[i] / 1000.0 : bits_d(k[i]);
-	if ((flags & FLAG_VALUE_INT) && (d = (unsigned)get_bits(&r, 3)) > DECIMALS_MAX)
-		goto fail;
-	if (version == 1)
-		get_v1_section(&r, k, m, flags & FLAG_VALUE_INT, flags & FLAG_VALUE_PACKED);
-	else if (flags & FLAG_VALUE_INT)
-		get_int_section(&r, k, m);
-	else
-		get_xors(&r, k, m);
-	for (size_t i = 0; i < m; i++)
-		p[i].v = flags & FLAG_VALUE_INT ? (double)(int64_t)k[i] / pow10s[d] : bits_d(k[i]);
+	if (version < 3) {
+		get_v12_sections(&r, version, flags, out, k);
+	} else {
+		get_v3_times(&r, flags, nt, table, ref, out, k, pref);
+		for (size_t c = 0; c < ncols && !r.failed; c++)
+			get_double_section(&r, out->v[c], n, k, (flags & FLAG3_SHARED) ? pref : ref);
+	}
 	/* Only the zero padding of the last byte may remain. */
 	if (r.failed || r.bits - r.pos >= 8 || get_bits(&r, (unsigned)(r.bits - r.pos)) != 0)
 		goto fail;
 	free(k);
-	*out = p;
-	*n = m;
+	free(pref);
 	return 0;
 fail:
 	free(k);
-	free(p);
+	free(pref);
+	free(out->t);
+	memset(out, 0, sizeof(*out));
 	return -1;
+}
+
+void
+series_cols_free(struct series_cols *c)
+{
+	free(c->t);
+	memset(c, 0, sizeof(*c));
+}
+
+int
+series_decode(const unsigned char *buf, size_t len, struct series_point **out, size_t *n)
+{
+	struct series_cols c;
+	struct series_point *p;
+
+	if (series_decode_block(buf, len, NULL, 0, NULL, 0, &c) < 0)
+		return -1;
+	if (c.ncols != 1 || (p = malloc(c.n * sizeof(*p))) == NULL) {
+		series_cols_free(&c);
+		return -1;
+	}
+	for (size_t i = 0; i < c.n; i++)
+		p[i] = (struct series_point){c.t[i], c.v[0][i]};
+	*out = p;
+	*n = c.n;
+	series_cols_free(&c);
+	return 0;
 }

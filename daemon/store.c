@@ -57,9 +57,14 @@ struct store {
 	int nreaders;
 
 	atomic_ulong jobs_generation;   /* bumped by each committed change of the running jobs */
+	atomic_ulong generation;        /* bumped by each committed batch of writes */
 
 	struct store_pending *pending;  /* the sampler's points not yet in blocks (its own lock) */
 	double pending_mark;            /* writer thread: sampler_flushed.t as it last set it */
+
+	struct store_limits limits;     /* under lock: the tiers' limits and the budget in force */
+	int64_t wal_limit;              /* writer thread: the WAL bound last set on its connection */
+	struct store_budget_seen budget;/* writer thread: what the upkeeps saw of the budget */
 };
 
 static const char sql_savepoint[] = "SAVEPOINT op";
@@ -82,6 +87,9 @@ static const char sql_pragmas_full[] =
  * cache holds the hot index pages that every insert touches.
  */
 static const char sql_pragmas_reader[] = "PRAGMA cache_size=-512;";
+static const char sql_auto_vacuum_incremental[] = "PRAGMA auto_vacuum=INCREMENTAL";
+static const char sql_vacuum[] = "PRAGMA auto_vacuum=INCREMENTAL; VACUUM";
+static const char sql_journal_limit_fmt[] = "PRAGMA journal_size_limit=%lld";
 
 const char *store_strerror(int err)
 {
@@ -363,14 +371,21 @@ static int store_conn_open(struct store_conn *c, const char *path, bool readonly
 static int store_setup_writer(struct store *st, const struct store_options *opt)
 {
 	char *err = NULL;
-	int version = 0;
+	int version = 0, tables = 0;
 
 	const char *pragmas = opt->synchronous_full ? sql_pragmas_full : sql_pragmas_normal;
 
 	st->synchronous_full = opt->synchronous_full;
 	if (store_conn_open(&st->writer, st->path, false) < 0 ||
-	    store_check_identity(&st->writer, st->path, &version) < 0)
+	    store_check_identity(&st->writer, st->path, &version) < 0 ||
+	    store_pragma_int(&st->writer, "SELECT count(*) FROM sqlite_master", &tables) != STORE_OK)
 		return -1;
+	/* A new file can give free pages back (store_tiers.c); only before its first table can it be told so. */
+	if (tables == 0 && sqlite3_exec(st->writer.db, sql_auto_vacuum_incremental, NULL, NULL, &err) != SQLITE_OK) {
+		log_warnx("store: %s: %s", st->path, err ? err : "?");
+		sqlite3_free(err);
+		return -1;
+	}
 	if (sqlite3_exec(st->writer.db, pragmas, NULL, NULL, &err) != SQLITE_OK) {
 		log_warnx("store: %s: %s", st->path, err ? err : "?");
 		sqlite3_free(err);
@@ -380,6 +395,110 @@ static int store_setup_writer(struct store *st, const struct store_options *opt)
 }
 
 static void *store_writer_main(void *arg);
+
+int store_exec_pragma(struct store_conn *c, const char *fmt, long long arg)
+{
+	char sql[128];
+	int rc;
+
+	snprintf(sql, sizeof(sql), fmt, arg);
+	rc = sqlite3_exec(c->db, sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? STORE_OK : store_fail(c, rc, sql);
+}
+
+/*
+ * Bounds the WAL for the budget in force (writer thread): checkpoints at
+ * that many bytes, and a WAL that grew past them is cut back to them after
+ * one.  SQLite's default (1,000 pages) stays the most.
+ */
+static int store_wal_bound(struct store *st)
+{
+	struct store_limits l;
+	int64_t bytes;
+
+	store_limits_get(st, &l);
+	bytes = l.budget > 0 ? store_wal_limit(l.budget) : 4096000;
+	if (bytes == st->wal_limit)
+		return 0;
+	if (sqlite3_wal_autocheckpoint(st->writer.db, (int)(bytes / 4096)) != SQLITE_OK ||
+	    store_exec_pragma(&st->writer, sql_journal_limit_fmt, (long long)bytes) != STORE_OK)
+		return -1;
+	st->wal_limit = bytes;
+	return 0;
+}
+
+void store_limits_get(struct store *st, struct store_limits *l)
+{
+	pthread_mutex_lock(&st->lock);
+	*l = st->limits;
+	pthread_mutex_unlock(&st->lock);
+}
+
+void store_set_limits(struct store *st, const struct store_limits *l)
+{
+	pthread_mutex_lock(&st->lock);
+	st->limits = *l;
+	pthread_mutex_unlock(&st->lock);
+}
+
+const char *store_path(struct store *st)
+{
+	return st->path;
+}
+
+struct store_budget_seen *store_budget_of(struct store *st)
+{
+	return &st->budget;
+}
+
+/*
+ * After an upkeep's commit: its WAL frames are noted (the budget leaves
+ * room for them), and a WAL grown past its bound (the upkeep's own
+ * transaction, a flush of many staged rows) is written into the database
+ * and cut to nothing, so that the files between upkeeps are the database
+ * and a WAL within its bound.  Readers in the way are waited for briefly;
+ * failing, the next upkeep tries.
+ */
+static void store_wal_truncate(struct store *st)
+{
+	struct stat sb;
+	char wal[1100];
+
+	st->budget.checkpoint_due = false;
+	snprintf(wal, sizeof(wal), "%s-wal", st->path);
+	if (stat(wal, &sb) < 0)
+		return;
+	if ((int64_t)sb.st_size > st->budget.wal_peak)
+		st->budget.wal_peak = (int64_t)sb.st_size;
+	if ((int64_t)sb.st_size <= st->wal_limit)
+		return;
+	sqlite3_busy_timeout(st->writer.db, 100);
+	sqlite3_wal_checkpoint_v2(st->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite3_busy_timeout(st->writer.db, 5000);
+}
+
+/*
+ * A database that cannot give free pages back (made before auto_vacuum was
+ * set, sql/016) and whose file is over the budget is rebuilt once, as one
+ * that can.  Runs between batches, outside any transaction; needs room for
+ * a copy of the pages in use.  On failure the file keeps its size and its
+ * free pages are reused.
+ */
+static void store_vacuum(struct store *st)
+{
+	char *err = NULL;
+
+	st->budget.vacuum_due = false;
+	log_info("store: %s: rebuilding the file (VACUUM) so that it can shrink to the storage budget", st->path);
+	if (sqlite3_exec(st->writer.db, sql_vacuum, NULL, NULL, &err) != SQLITE_OK) {
+		log_warnx("store: %s: VACUUM failed: %s; the file keeps its size until a restart tries again", st->path,
+			  err ? err : "?");
+		sqlite3_free(err);
+		st->budget.vacuum_failed = true;
+		return;
+	}
+	log_info("store: %s rebuilt", st->path);
+}
 
 /* The flushed mark of the sampler's points (sql/011_sampler_flushed.sql), before the writer starts. */
 static int store_read_mark(struct store *st)
@@ -407,6 +526,11 @@ void store_jobs_changed(struct store *st)
 unsigned long store_jobs_generation(struct store *st)
 {
 	return atomic_load(&st->jobs_generation);
+}
+
+unsigned long store_generation(struct store *st)
+{
+	return atomic_load(&st->generation);
 }
 
 /*
@@ -481,9 +605,11 @@ struct store *store_open(const char *path, const struct store_options *opt)
 	pthread_mutex_init(&st->rlock, NULL);
 	pthread_cond_init(&st->rfree, NULL);
 	st->limit = opt->queue_limit ? opt->queue_limit : 4096;
+	st->limits = opt->limits;
 	st->path = strdup(path);
 	st->pending = pending_new();
-	if (!st->path || !st->pending || store_setup_writer(st, opt) < 0 || store_read_mark(st) < 0)
+	if (!st->path || !st->pending || store_setup_writer(st, opt) < 0 || store_read_mark(st) < 0 ||
+	    store_wal_bound(st) < 0)
 		goto fail;
 
 	st->nreaders = opt->readers > 0 ? opt->readers : 4;
@@ -600,6 +726,7 @@ static int store_reopen_all(struct store *st)
 	sqlite3_busy_timeout(st->writer.db, 5000);
 	sqlite3_extended_result_codes(st->writer.db, 1);
 	st->writer.quiet = quiet;
+	st->wal_limit = 0;      /* the new connection's WAL bound is set after the batch */
 	for (int i = 0; i < st->nreaders; i++)
 		if (store_conn_open(&st->readers[i], st->path, true) < 0)
 			r = -1;
@@ -706,7 +833,12 @@ static void store_run_batch(struct store *st, struct store_op *batch)
 	}
 	if (status != STORE_OK && why[0] == '\0')
 		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
+	if (st->budget.checkpoint_due)
+		store_wal_truncate(st);
 
+	/* Before the callers learn of it: a reader that sees the old number renders a view it will not keep. */
+	if (status == STORE_OK)
+		atomic_fetch_add(&st->generation, 1);
 	pthread_mutex_lock(&st->lock);
 	if (status != STORE_OK && st->write_status == STORE_OK)
 		log_warnx("store: writes fail, retried with each new write: %s", why);
@@ -757,6 +889,10 @@ static void *store_writer_main(void *arg)
 		pthread_mutex_unlock(&st->lock);
 
 		store_run_batch(st, batch);
+		if (store_wal_bound(st) < 0)
+			log_warnx("store: the WAL's bound for the storage budget could not be set");
+		if (st->budget.vacuum_due)
+			store_vacuum(st);
 	}
 	/* Leave a clean, small WAL behind on shutdown. */
 	sqlite3_wal_checkpoint_v2(st->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);

@@ -33,10 +33,22 @@ const char *store_strerror(int err);
 
 struct store;
 
+/*
+ * How long each tier of the series keeps them and the size the store keeps
+ * to (store_tiers.c); 0 for a time: kept, for the budget: none.
+ */
+struct store_limits {
+	double raw_s;            /* dense series' points as sent (a job's steps): raw_hours */
+	double second_s;         /* per-second data (the sampler's points, steps' summaries): retention_days */
+	double minute_s;         /* per-minute summaries */
+	int64_t budget;          /* bytes on disk: the database, its WAL and shared memory */
+};
+
 struct store_options {
 	size_t queue_limit;      /* queued write operations before STORE_EBUSY */
 	int readers;             /* read connections in the pool */
 	bool synchronous_full;   /* fsync every commit (survives power loss) */
+	struct store_limits limits;
 };
 
 /*
@@ -50,6 +62,12 @@ struct store_options {
  * store_jobs_running: a change in between shows at the next comparison.
  */
 unsigned long store_jobs_generation(struct store *st);
+/*
+ * A number that changes with every committed batch of writes (after the
+ * commit, before its callers are told): what was read while it stayed the
+ * same is what the store holds.
+ */
+unsigned long store_generation(struct store *st);
 struct store *store_open(const char *path, const struct store_options *opt);
 /* Drains the queue, stops the writer, closes every connection. */
 void store_close(struct store *st);
@@ -59,6 +77,8 @@ int store_schema_version(void);
 bool store_writable(struct store *st, char *why, size_t why_len);
 /* Write operations queued and not yet committed. */
 size_t store_queue_depth(struct store *st);
+/* New limits (SIGHUP): the next upkeep keeps to them. */
+void store_set_limits(struct store *st, const struct store_limits *l);
 
 /* ---- node ---- */
 int store_node_save(struct store *st, const char *hostname, const char *hw_class, const char *topology_json);

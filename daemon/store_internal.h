@@ -123,6 +123,74 @@ int store_outbox_peek(struct store *st, const char *peek_sql, const char *max_sq
 #define STORE_BLOCK_KEY_SPAN 4294967296LL
 bool store_block_key(int64_t series_id, int64_t t0, int64_t *key);
 bool store_block_keys(int64_t series_id, double lo, double hi, int64_t *first, int64_t *last);
+/* The key of id's span of span_s seconds starting at t0 (series_minutes: an hour; series_times: a job's id). */
+bool store_tier_key(int64_t id, int64_t t0, int64_t span_s, int64_t *key);
+
+/*
+ * store_times.c: one job's times of one span (series_times), shared by
+ * its dense blocks, and the reference series (ref_id, -1: none) whose
+ * values (ref: one a table time, NAN where it has none) predict the times'
+ * spacing and may predict the other blocks' values.
+ */
+struct store_times {
+	double *t;                 /* distinct, ascending */
+	size_t n;
+	int64_t ref_id;
+	double *ref;               /* NULL when ref_id is -1 */
+};
+/* A dense series' points of the span (ascending), from which a table is built. */
+struct store_times_member {
+	int64_t series_id;
+	const double *t, *v;
+	size_t n;
+};
+/* Reads and decodes the table of job_id's span at t0; STORE_ENOTFOUND when there is none or it does not decode. */
+int store_times_read(struct store_conn *c, int64_t job_id, int64_t t0, struct store_times *tt);
+void store_times_free(struct store_times *tt);
+/* The table of the members' times and its reference; STORE_ENOTFOUND when it does not pay (fewer than two). */
+int store_times_build(const struct store_times_member *m, size_t nm, struct store_times *tt);
+int store_times_write(struct store_conn *c, int64_t job_id, int64_t t0, const struct store_times *tt);
+int store_times_delete(struct store_conn *c, int64_t job_id, int64_t t0);
+/*
+ * Decodes a block of series_raw of job_id's span at t0, reading the span's
+ * time table and reference when its times are over it.  STORE_ENOTFOUND
+ * when it does not decode.
+ */
+struct series_cols;
+int store_raw_decode(struct store_conn *c, int64_t job_id, int64_t t0, const unsigned char *buf, size_t len,
+		     struct series_cols *out);
+/* store_tiers.c: a block of series_minutes as summaries into a malloc'd *out; -1 when it does not decode. */
+struct series_summary;
+int store_minutes_decode(const unsigned char *buf, size_t len, struct series_summary **out, size_t *n);
+/*
+ * store_tiers.c: the bytes of the database's pages in use now (before the
+ * upkeep's flush), then the tiers' retention and the budget after it.
+ */
+int store_tiers_live(struct store_conn *c, int64_t *live);
+int store_tiers_upkeep(struct store *st, struct store_conn *c, double now, int64_t live_before);
+/* store_tiers.c: the WAL's bound for a budget (bytes; journal_size_limit and the autocheckpoint). */
+int64_t store_wal_limit(int64_t budget);
+
+/* store.c: the limits in force (any thread), the database's path. */
+void store_limits_get(struct store *st, struct store_limits *l);
+const char *store_path(struct store *st);
+
+/*
+ * What the writer has seen of the budget across upkeeps (store_tiers.c
+ * keeps it, store.c acts on its flags between and after batches).  Writer
+ * thread only.
+ */
+struct store_budget_seen {
+	int64_t wal_peak;          /* the WAL's largest size right after an upkeep's commit */
+	int64_t growth_peak;       /* the most one upkeep's flush added to the pages in use */
+	bool checkpoint_due;       /* after this batch's commit: note the WAL's size, then truncate it */
+	bool vacuum_due;           /* after this batch: VACUUM (a file without auto_vacuum over the budget) */
+	bool vacuum_failed;        /* it failed once: not tried again until a restart */
+	bool short_logged;         /* the budget was found too small, said once */
+};
+struct store_budget_seen *store_budget_of(struct store *st);
+/* store.c: runs a pragma whose one integer argument fmt (a static format) takes. */
+int store_exec_pragma(struct store_conn *c, const char *fmt, long long arg);
 
 /* Column helpers for reads: text or NULL as JSON, and JSON text parsed. */
 json_t *store_col_text(sqlite3_stmt *s, int col);

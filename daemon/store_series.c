@@ -1,9 +1,12 @@
 /*
  * Reads for sampling and time series.  A series answer is read from the
- * tier that fits its bucket width (sql/007_series_blocks.sql): decoded
- * blocks under STORE_BLOCK_S, the blocks' own summaries up to an hour, the
- * hour tier beyond; spans past the raw retention come from the minute
- * tier, and the staged samples not yet in blocks are always added, and the
+ * tier that fits its bucket width (sql/007, 016): under a second, a dense
+ * series' points as sent while its raw window keeps them (series_raw);
+ * under STORE_BLOCK_S, decoded blocks or a dense series' per-second
+ * summaries; the blocks' and summaries' own totals up to an hour; the
+ * hour tier beyond.  Spans past the per-second retention come from the
+ * minute tier (series_minutes, and series_minute rows of older databases),
+ * and the staged samples not yet in blocks are always added, and the
  * sampler's points still in the writer's memory (store_pending.c) from the
  * flushed mark the reader's snapshot shows, so an answer is as new as the
  * last tick and never holds more than about STORE_SERIES_MAX_POINTS points
@@ -21,6 +24,7 @@
 #include "log.h"
 #include "store_internal.h"
 #include "series_codec.h"
+#include "series_summary.h"
 #include "store_series.h"
 
 static const char sql_running[] =
@@ -31,7 +35,7 @@ static const char sql_find_external[] =
 static const char sql_job_span[] = "SELECT started, ended FROM jobs WHERE id = ?1";
 /* The series of a name (one phase, or all with ?3 NULL); phase '' is the samples without one. */
 static const char sql_series_ids[] =
-	"SELECT id FROM series WHERE job_id = ?1 AND name = ?2 AND (?3 IS NULL OR phase = ?3)";
+	"SELECT id, dense FROM series WHERE job_id = ?1 AND name = ?2 AND (?3 IS NULL OR phase = ?3)";
 /* The staged (unflushed) points: the newest, not yet in blocks. */
 static const char sql_staged_pts[] =
 	"SELECT t, value FROM samples WHERE job_id = ?1 AND name = ?2 AND t >= ?3 AND t <= ?4"
@@ -45,9 +49,29 @@ static const char sql_staged_pts[] =
 	"WITH RECURSIVE k(key) AS (SELECT ?1 UNION ALL SELECT key + 4294967296 FROM k WHERE key < ?2) "
 _Static_assert(STORE_BLOCK_KEY_SPAN == 4294967296LL && STORE_BLOCK_S == 600, "the block keys' SQL spells them out");
 static const char sql_blocks_raw[] =
-	SQL_SPAN_KEYS "SELECT b.data FROM k JOIN series_blocks b ON b.key = k.key";
+	SQL_SPAN_KEYS "SELECT k.key, 0, b.data FROM k JOIN series_blocks b ON b.key = k.key";
 static const char sql_blocks_sum[] =
 	SQL_SPAN_KEYS "SELECT b.key / 4294967296 * 600, b.n, b.sum, b.min, b.max FROM k JOIN series_blocks b ON b.key = k.key";
+/*
+ * A dense series' spans: each its raw points (with ?3, while kept), or its
+ * per-second summaries, or (a span of one point a second at most, or one
+ * written before sql/016) its block; what the second column says.
+ */
+static const char sql_dense_raw[] =
+	SQL_SPAN_KEYS "SELECT k.key, CASE WHEN ?3 AND r.key IS NOT NULL THEN 2 WHEN s.key IS NOT NULL THEN 1 ELSE 0 END,"
+	" CASE WHEN ?3 AND r.key IS NOT NULL THEN r.data WHEN s.key IS NOT NULL THEN s.data ELSE b.data END FROM k"
+	" LEFT JOIN series_raw r ON ?3 AND r.key = k.key LEFT JOIN series_seconds s ON s.key = k.key"
+	" LEFT JOIN series_blocks b ON b.key = k.key WHERE r.key IS NOT NULL OR s.key IS NOT NULL OR b.key IS NOT NULL";
+static const char sql_dense_sum[] =
+	SQL_SPAN_KEYS "SELECT k.key / 4294967296 * 600, coalesce(s.n, b.n), coalesce(s.sum, b.sum), coalesce(s.min, b.min),"
+	" coalesce(s.max, b.max) FROM k LEFT JOIN series_seconds s ON s.key = k.key LEFT JOIN series_blocks b ON b.key = k.key"
+	" WHERE s.key IS NOT NULL OR b.key IS NOT NULL";
+/* One series' minute blocks of the hours from key ?1 to ?2. */
+static const char sql_minute_blocks[] =
+	"WITH RECURSIVE k(key) AS (SELECT ?1 UNION ALL SELECT key + 4294967296 FROM k WHERE key < ?2) "
+	"SELECT b.key / 4294967296 * 3600, b.data FROM k JOIN series_minutes b ON b.key = k.key";
+/* The newest hour any series has minutes of: a series' hours after it need no lookup. */
+static const char sql_minutes_newest[] = "SELECT max(key) / 4294967296 * 3600 FROM series_minutes";
 static const char sql_minutes[] =
 	"SELECT t, n, sum, min, max FROM series_minute WHERE series_id = ?1 AND t > ?2 AND t <= ?3";
 static const char sql_hours[] =
@@ -169,7 +193,7 @@ static const char *const tier_names[] = {"raw", "block", "hour"};
 /* One bucket, or one point while a raw answer is small enough to keep its points. */
 struct acc {
 	double n, sum, min, max, tsum;  /* tsum: the sum of the points' times */
-	double tlast, last;             /* the latest addition's time and mean */
+	double tlast, last;             /* the latest addition's time and last value */
 };
 
 /*
@@ -181,6 +205,7 @@ struct reader {
 	struct store_conn *c;
 	struct store_pending *pending;  /* the sampler's points in memory */
 	double mark;                    /* the snapshot's flushed mark: those before it are in blocks */
+	double minutes_newest;          /* the newest hour with minutes of any series; NAN: none */
 	double from, to, width;
 	bool to_open;                   /* to itself excluded (buckets), or included (series) */
 	enum tier tier;
@@ -193,42 +218,42 @@ struct reader {
 };
 
 static void
-acc_add(struct acc *a, double t, double n, double sum, double min, double max)
+acc_add(struct acc *a, double t, const struct series_summary *x)
 {
 	if (a->n == 0) {
-		a->min = min;
-		a->max = max;
+		a->min = x->min;
+		a->max = x->max;
 	} else {
-		a->min = fmin(a->min, min);
-		a->max = fmax(a->max, max);
+		a->min = fmin(a->min, x->min);
+		a->max = fmax(a->max, x->max);
 	}
 	if (a->n == 0 || t >= a->tlast) {
 		a->tlast = t;
-		a->last = sum / n;
+		a->last = x->last;
 	}
-	a->n += n;
-	a->sum += sum;
-	a->tsum += t * n;
+	a->n += x->n;
+	a->sum += x->sum;
+	a->tsum += t * x->n;
 }
 
 static void
-bucket_add(struct reader *rd, double t, double n, double sum, double min, double max)
+bucket_add(struct reader *rd, double t, const struct series_summary *x)
 {
 	double i = floor((t - rd->from) / rd->width);
 
 	if (rd->b == NULL && rd->r == STORE_OK && (rd->b = calloc(rd->nb, sizeof(*rd->b))) == NULL)
 		rd->r = STORE_EIO;
 	if (rd->b != NULL && i >= 0 && i < (double)rd->nb)
-		acc_add(&rd->b[(size_t)i], t, n, sum, min, max);
+		acc_add(&rd->b[(size_t)i], t, x);
 }
 
-/* Adds n values at mean time t (a point: n = 1) to the read, if inside its range. */
+/* Adds x (n values: a point has n 1) at mean time t to the read, if inside its range. */
 static void
-reader_add(struct reader *rd, double t, double n, double sum, double min, double max)
+reader_add(struct reader *rd, double t, const struct series_summary *x)
 {
 	struct acc *np;
 
-	if (t < rd->from || t > rd->to || (rd->to_open && t >= rd->to) || n <= 0)
+	if (t < rd->from || t > rd->to || (rd->to_open && t >= rd->to) || x->n <= 0)
 		return;
 	if (rd->keep_points && rd->npts < STORE_SERIES_MAX_POINTS) {
 		if (rd->npts == rd->cap) {
@@ -238,31 +263,44 @@ reader_add(struct reader *rd, double t, double n, double sum, double min, double
 			}
 			rd->pts = np;
 		}
-		rd->pts[rd->npts++] = (struct acc){n, sum, min, max, t * n, t, sum / n};
+		rd->pts[rd->npts++] = (struct acc){x->n, x->sum, x->min, x->max, t * x->n, t, x->last};
 		return;
 	}
 	if (rd->keep_points) {
 		/* One point too many: the kept ones go into buckets, and so does everything after. */
 		rd->keep_points = false;
-		for (size_t i = 0; i < rd->npts; i++)
-			bucket_add(rd, rd->pts[i].tsum / rd->pts[i].n, rd->pts[i].n, rd->pts[i].sum, rd->pts[i].min,
-				   rd->pts[i].max);
+		for (size_t i = 0; i < rd->npts; i++) {
+			const struct acc *k = &rd->pts[i];
+			bucket_add(rd, k->tsum / k->n, &(struct series_summary){k->tlast, k->n, k->sum, k->min, k->max, k->last});
+		}
 		free(rd->pts);
 		rd->pts = NULL;
 		rd->npts = rd->cap = 0;
 	}
-	bucket_add(rd, t, n, sum, min, max);
+	bucket_add(rd, t, x);
 }
 
-/* Adds the rows of s, bound: t, n, sum, min, max; t + half is the bucket's time. */
+/* Adds one point. */
+static void
+reader_point(struct reader *rd, double t, double v)
+{
+	reader_add(rd, t, &(struct series_summary){t, 1, v, v, v, v});
+}
+
+/* Adds the rows of s, bound: t, n, sum, min, max; t + half is the bucket's time, its mean its last. */
 static void
 read_aggregate_rows(struct reader *rd, sqlite3_stmt *s, double half)
 {
+	struct series_summary x;
 	int rc;
 
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		reader_add(rd, sqlite3_column_double(s, 0) + half, sqlite3_column_double(s, 1),
-			   sqlite3_column_double(s, 2), sqlite3_column_double(s, 3), sqlite3_column_double(s, 4));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		x = (struct series_summary){sqlite3_column_double(s, 0), sqlite3_column_double(s, 1),
+					    sqlite3_column_double(s, 2), sqlite3_column_double(s, 3),
+					    sqlite3_column_double(s, 4), 0};
+		x.last = x.n > 0 ? x.sum / x.n : 0;
+		reader_add(rd, x.t + half, &x);
+	}
 	if (rc != SQLITE_DONE)
 		rd->r = store_fail(rd->c, rc, "series aggregates");
 	sqlite3_reset(s);
@@ -303,52 +341,126 @@ blocks_stmt(struct reader *rd, const char *sql, int64_t id)
 }
 
 static void
-read_block_sums(struct reader *rd, int64_t id)
+read_block_sums(struct reader *rd, int64_t id, bool dense)
 {
-	sqlite3_stmt *s = blocks_stmt(rd, sql_blocks_sum, id);
+	sqlite3_stmt *s = blocks_stmt(rd, dense ? sql_dense_sum : sql_blocks_sum, id);
 
 	if (s != NULL)
 		read_aggregate_rows(rd, s, STORE_BLOCK_S / 2.0);
 }
 
+/* Summaries (a second's or a minute's, of width seconds) into the read, each at its middle. */
 static void
-read_blocks(struct reader *rd, int64_t id)
+read_summaries(struct reader *rd, const struct series_summary *x, size_t n, double width)
 {
-	sqlite3_stmt *s = blocks_stmt(rd, sql_blocks_raw, id);
-	struct series_point *p;
-	size_t n;
-	int rc;
+	for (size_t i = 0; i < n; i++)
+		reader_add(rd, x[i].t + width / 2, &x[i]);
+}
+
+/* One span's row of blocks_stmt: a block's points (kind 0), per-second summaries (1), raw points (2). */
+static void
+read_span(struct reader *rd, int64_t id, int64_t job_id, sqlite3_stmt *s)
+{
+	int64_t key = sqlite3_column_int64(s, 0), t0 = key / STORE_BLOCK_KEY_SPAN * STORE_BLOCK_S;
+	int kind = sqlite3_column_int(s, 1);
+	const unsigned char *buf = sqlite3_column_blob(s, 2);
+	size_t len = (size_t)sqlite3_column_bytes(s, 2);
+	struct series_summary *x;
+	struct series_cols cols;
+	int r = kind == 2 ? store_raw_decode(rd->c, job_id, t0, buf, len, &cols)
+			  : series_decode_block(buf, len, NULL, 0, NULL, 0, &cols) < 0 ? STORE_ENOTFOUND : STORE_OK;
+
+	if (r == STORE_OK && cols.ncols != (kind == 1 ? SUMMARY_COLS : 1)) {
+		series_cols_free(&cols);
+		r = STORE_ENOTFOUND;
+	}
+	if (r != STORE_OK) {
+		if (r == STORE_ENOTFOUND)
+			log_warnx("%s: series %lld: a block does not decode; skipped", __func__, (long long)id);
+		else
+			rd->r = r;
+		return;
+	}
+	if (kind != 1) {
+		for (size_t i = 0; i < cols.n; i++)
+			reader_point(rd, cols.t[i], cols.v[0][i]);
+	} else if ((x = malloc(cols.n * sizeof(*x))) != NULL) {
+		series_summary_join(cols.t, (const double *const *)cols.v, cols.n, x);
+		read_summaries(rd, x, cols.n, 1);
+		free(x);
+	} else {
+		rd->r = STORE_EIO;
+	}
+	series_cols_free(&cols);
+}
+
+/* A series' spans: blocks; a dense one's raw points under a second's width, else its summaries. */
+static void
+read_spans(struct reader *rd, int64_t id, int64_t job_id, bool dense)
+{
+	sqlite3_stmt *s = blocks_stmt(rd, dense ? sql_dense_raw : sql_blocks_raw, id);
+	int rc = SQLITE_DONE;
 
 	if (s == NULL)
 		return;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (series_decode(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), &p, &n) < 0) {
-			log_warnx("%s: series %lld: a block does not decode; skipped", __func__, (long long)id);
+	if (dense)
+		sqlite3_bind_int(s, 3, rd->width < 1);
+	while (rd->r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		read_span(rd, id, job_id, s);
+	if (rd->r == STORE_OK && rc != SQLITE_DONE)
+		rd->r = store_fail(rd->c, rc, "series blocks");
+	sqlite3_reset(s);
+}
+
+/* The series' minute blocks over the range, up to the newest hour that has any. */
+static void
+read_minute_blocks(struct reader *rd, int64_t id)
+{
+	sqlite3_stmt *s;
+	struct series_summary *x;
+	size_t n;
+	int64_t first, last;
+	int rc = SQLITE_DONE;
+
+	if (isnan(rd->minutes_newest) ||
+	    !store_tier_key(id, (int64_t)fmax(floor((rd->from - 3600) / 3600), 0) * 3600, 3600, &first) ||
+	    !store_tier_key(id, (int64_t)fmax(floor(fmin(rd->to, rd->minutes_newest) / 3600), 0) * 3600, 3600, &last) ||
+	    first > last)
+		return;
+	if ((s = store_stmt(rd->c, sql_minute_blocks)) == NULL) {
+		rd->r = STORE_EIO;
+		return;
+	}
+	sqlite3_bind_int64(s, 1, first);
+	sqlite3_bind_int64(s, 2, last);
+	while (rd->r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (store_minutes_decode(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1), &x, &n) < 0) {
+			log_warnx("%s: series %lld: a block of minutes does not decode; skipped", __func__, (long long)id);
 			continue;
 		}
-		for (size_t i = 0; i < n; i++)
-			reader_add(rd, p[i].t, 1, p[i].v, p[i].v, p[i].v);
-		free(p);
+		read_summaries(rd, x, n, 60);
+		free(x);
 	}
-	if (rc != SQLITE_DONE)
-		rd->r = store_fail(rd->c, rc, "series blocks");
+	if (rd->r == STORE_OK && rc != SQLITE_DONE)
+		rd->r = store_fail(rd->c, rc, "series minutes");
 	sqlite3_reset(s);
 }
 
 /* The flushed points of one series, from the tier that fits the width. */
 static void
-read_series_id(struct reader *rd, int64_t id)
+read_series_id(struct reader *rd, int64_t id, int64_t job_id, bool dense)
 {
 	if (rd->tier == TIER_HOUR) {
 		read_aggregates(rd, sql_hours, id, rd->from - 3600, 1800);
 		return;
 	}
-	/* Spans past the raw retention are minute rows; the rest are blocks. */
+	/* Spans past the per-second retention are minutes; the rest are blocks and summaries. */
 	read_aggregates(rd, sql_minutes, id, rd->from - 60, 30);
+	read_minute_blocks(rd, id);
 	if (rd->tier == TIER_BLOCK)
-		read_block_sums(rd, id);
+		read_block_sums(rd, id, dense);
 	else
-		read_blocks(rd, id);
+		read_spans(rd, id, job_id, dense);
 }
 
 static void
@@ -370,7 +482,7 @@ read_staged(struct reader *rd, int64_t job_id, const char *name, const char *pha
 		sqlite3_bind_text(s, 5, phase, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		v = sqlite3_column_double(s, 1);
-		reader_add(rd, sqlite3_column_double(s, 0), 1, v, v, v);
+		reader_point(rd, sqlite3_column_double(s, 0), v);
 	}
 	if (rc != SQLITE_DONE)
 		rd->r = store_fail(rd->c, rc, "staged samples");
@@ -389,7 +501,7 @@ read_pending(struct reader *rd, int64_t job_id, const char *name)
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
-		reader_add(rd, p[i].t, 1, p[i].v, p[i].v, p[i].v);
+		reader_point(rd, p[i].t, p[i].v);
 	free(p);
 }
 
@@ -399,6 +511,7 @@ read_name(struct reader *rd, int64_t job_id, const char *name, const char *phase
 {
 	sqlite3_stmt *s = store_stmt(rd->c, sql_series_ids);
 	int64_t ids[64];
+	bool dense[64];
 	size_t n = 0;
 	int rc;
 
@@ -411,13 +524,15 @@ read_name(struct reader *rd, int64_t job_id, const char *name, const char *phase
 	if (phase != NULL)
 		sqlite3_bind_text(s, 3, phase, -1, SQLITE_STATIC);
 	/* Ids first: the reads below reuse statements this one must not hold open.  A name has a few phases. */
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW && n < sizeof(ids) / sizeof(ids[0]))
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW && n < sizeof(ids) / sizeof(ids[0])) {
+		dense[n] = sqlite3_column_int(s, 1) != 0;
 		ids[n++] = sqlite3_column_int64(s, 0);
+	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		rd->r = store_fail(rd->c, rc, "series ids");
 	sqlite3_reset(s);
 	for (size_t i = 0; i < n && rd->r == STORE_OK; i++)
-		read_series_id(rd, ids[i]);
+		read_series_id(rd, ids[i], job_id, dense[i]);
 	if (rd->r == STORE_OK)
 		read_staged(rd, job_id, name, phase);
 	if (rd->r == STORE_OK && (phase == NULL || phase[0] == '\0'))
@@ -441,6 +556,23 @@ read_mark(struct store_conn *c, double *mark)
 	return rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "flushed mark");
 }
 
+/* The newest hour of the minute tier's blocks (NAN when there are none). */
+static int
+read_minutes_newest(struct store_conn *c, double *t)
+{
+	sqlite3_stmt *s = store_stmt(c, sql_minutes_newest);
+	int rc;
+
+	*t = NAN;
+	if (s == NULL)
+		return STORE_EIO;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+		*t = sqlite3_column_double(s, 0);
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc, "newest minutes");
+}
+
 /* Prepares a read of [from, to] in buckets of width, from the tier that fits it. */
 static void
 reader_init(struct reader *rd, struct store *st, struct store_conn *c, double from, double to, double width,
@@ -450,6 +582,8 @@ reader_init(struct reader *rd, struct store *st, struct store_conn *c, double fr
 	rd->c = c;
 	rd->pending = store_pending_of(st);
 	rd->r = read_mark(c, &rd->mark);
+	if (rd->r == STORE_OK)
+		rd->r = read_minutes_newest(c, &rd->minutes_newest);
 	rd->from = from;
 	rd->to = to;
 	rd->width = width > 0 ? width : 1e-3;

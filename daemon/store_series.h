@@ -79,12 +79,38 @@ int store_series_buckets(struct store *st, int64_t job_id, double from, double t
 			 void *arg);
 
 /*
- * The series' upkeep (store_blocks.c), run once a minute: staged samples
- * of closed spans are encoded into blocks and added to the hour tier;
- * blocks older than raw_days (0: kept) become per-minute rows.  Queued
- * (returns at once, the writer logs failures), or with wait, committed
- * when it returns.
+ * The series' upkeep (store_blocks.c, store_tiers.c), run once a minute:
+ * staged samples and the sampler's points of closed spans are encoded into
+ * blocks (dense series: raw points and per-second summaries) and added to
+ * the hour tier; then each tier keeps what its limit allows as of now
+ * (store_limits), and the store keeps to its budget.  Queued (returns at
+ * once, the writer logs failures), or with wait, committed when it returns.
  */
-int store_series_maintain(struct store *st, double now, double raw_days, bool wait);
+int store_series_maintain(struct store *st, double now, bool wait);
+
+/* Marks the tiered store (sql/016): benches built against older stores as well test it. */
+#define STORE_SERIES_TIERS 1
+
+/* The tiers of the series, finest first (store_tiers.c). */
+enum store_tier_id { STORE_TIER_RAW, STORE_TIER_SECOND, STORE_TIER_MINUTE, STORE_TIER_HOUR, STORE_TIERS };
+extern const char *const store_tier_names[STORE_TIERS];
+
+struct store_tier {
+	bool any;                  /* it holds something */
+	double from, to;           /* the span it holds: its oldest data's span start, its newest's end */
+	double keep_s;             /* how long it keeps data (0: kept) */
+};
+
+/* What the store takes on disk and what each tier holds now. */
+struct store_usage {
+	int64_t bytes;             /* on disk: the database, WAL and shared-memory files */
+	int64_t file_bytes;        /* the database file */
+	int64_t free_bytes;        /* its free pages (reused before it grows) */
+	int64_t wal_bytes;         /* the WAL and shared-memory files */
+	int64_t page_size;
+	int64_t budget;            /* 0: none */
+	struct store_tier tier[STORE_TIERS];
+};
+int store_usage(struct store *st, struct store_usage *u);
 
 #endif

@@ -108,6 +108,21 @@ TESTS += tests/unit/test_series_codec
 tests_unit_test_series_codec_SOURCES = tests/unit/test_series_codec.c
 tests_unit_test_series_codec_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_series_codec_LDADD = $(UNIT_LDADD)
+# A job's view rendered once per state of the store (job_view.c).
+check_PROGRAMS += tests/unit/test_job_view
+TESTS += tests/unit/test_job_view
+tests_unit_test_job_view_SOURCES = tests/unit/test_job_view.c
+tests_unit_test_job_view_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_job_view_LDADD = $(UNIT_LDADD)
+# A database the release before sql/016 wrote, for test_store_series' migration case.
+EXTRA_DIST += tests/fixtures/store-b4c3343/db.gz tests/fixtures/store-b4c3343/points.h \
+	tests/fixtures/store-b4c3343/make.c
+# The series' tiers and the storage budget: dense spans, summaries, the raw window, bytes on disk.
+check_PROGRAMS += tests/unit/test_store_tiers
+TESTS += tests/unit/test_store_tiers
+tests_unit_test_store_tiers_SOURCES = tests/unit/test_store_tiers.c
+tests_unit_test_store_tiers_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_store_tiers_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_array
 TESTS += tests/unit/test_array
 tests_unit_test_array_SOURCES = tests/unit/test_array.c

@@ -533,9 +533,9 @@ main(int argc, char **argv)
 					       floor(100 * (2 + uniform(&g.seed))) / 100.0, NULL};
 		store_samples_write(st, s, 600);
 		if (k % 3600 == 0)
-			store_series_maintain(st, T0 - long_days * 86400 + (double)k, 0, true);
+			store_series_maintain(st, T0 - long_days * 86400 + (double)k, true);
 	}
-	store_series_maintain(st, T0, 0, true);
+	store_series_maintain(st, T0, true);
 	store_close(st);
 	base = file_size(path) - free_bytes(path);   /* the long series' share, checkpointed */
 	st = store_open(path, &opts);
@@ -565,11 +565,11 @@ main(int argc, char **argv)
 		store_samples_post(st, rows, n);     /* before next: the rows' names point into the window */
 		sample_window_next(&win, INFINITY);
 		if (k % 60 == 59)
-			store_series_maintain(st, t + 1, 0, true);   /* waits: the writer keeps up, as the daemon's must */
+			store_series_maintain(st, t + 1, true);   /* waits: the writer keeps up, as the daemon's must */
 		stored += n;
 	}
 	end = T0 + hours * 3600;
-	store_series_maintain(st, end + STORE_BLOCK_S, 0, true);
+	store_series_maintain(st, end + STORE_BLOCK_S, true);
 	/* The process's CPU (the writer thread's included) less what generating the values took. */
 	store_cpu = cpu_s() - c_all - gen_cpu;
 	printf("{\"hours\": %g, \"jobs\": %d, \"values\": \"%s\", \"series\": %zu, \"points_stored\": %zu,"

@@ -116,7 +116,7 @@ failing_collectors_back_off(void **state)
 {
 	static const struct store_options opts = {.queue_limit = 1024, .readers = 2};
 	struct sampler_options so = {.interval_s = 0.02, .proc_root = "/proc", .sys_root = "/sys",
-				     .retention_days = 7, .probe_retry_s = 0.04};
+				     .probe_retry_s = 0.04};
 	struct sampler_snapshot snap;
 	struct timespec pause = {1, 0};
 	char dir[] = "/tmp/dlprof-test-sampler-XXXXXX", db[64], cmd[128];

@@ -4,8 +4,10 @@
  * the staged tail answered before any flush and the same answer after the
  * flush into blocks (bit for bit); the tier chosen by the span; retention
  * into per-minute rows; late points merged into a flushed block; and the
- * migrations of a schema-6 database (raw rows and per-minute rollups) and
- * of a schema-9 one (blocks in a WITHOUT ROWID table); the sampler's posted
+ * migrations of a schema-6 database (raw rows and per-minute rollups), of
+ * a schema-9 one (blocks in a WITHOUT ROWID table), and of a database the
+ * release before sql/016 wrote (tests/fixtures/store-b4c3343: every point
+ * read back, before and after this store's first flush); the sampler's posted
  * points answered from memory, encoded when their span closes without a
  * staged row, and staged by a clean close.
  */
@@ -21,6 +23,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "../fixtures/store-b4c3343/points.h"
 #include "migrations.h"
 #include "series_codec.h"
 #include "store.h"
@@ -138,7 +141,7 @@ answer_free(struct store_series_answer *a)
 static void
 flush_all(struct fx *f)
 {
-	assert_int_equal(store_series_maintain(f->st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400, true), STORE_OK);
 }
 
 static void
@@ -276,28 +279,33 @@ retention_keeps_minutes(void **state)
 {
 	struct fx *f = *state;
 	struct store_series_query q = {.job_id = f->job, .name = "cpu.cores", .has_from = true, .from = T0 - 60,
-				       .has_to = true, .to = T0 + 1400 - 0.5};
+				       .has_to = true, .to = T0 + 3200 - 0.5};
 	struct store_series_answer a;
 
 	/*
-	 * Raw retention of 1 day as of T0 + 86400 + 1400: the blocks of the
-	 * spans ending by T0 + 1000 (values 0..999) retire to minute rows: a
-	 * row for 0..39, then one per minute; values from 1000 stay raw.
+	 * Per-second data kept 1 day, as of T0 + 86400 + 3000: the hour that
+	 * ended at T0 + 2800 (T0 is 800 s into its hour; values 0..2799)
+	 * becomes minutes: one for 0..39 (T0 is 20 s into its minute), then
+	 * one per minute; values from 2800 stay as they were.
 	 */
-	assert_int_equal(store_series_maintain(f->st, T0 + 86400, 0, true), STORE_OK);
-	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 1400, 1, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT min(key) / 4294967296 * 600 FROM series_blocks"), (int64_t)T0 + 1000);
+	flush_all(f);
+	store_set_limits(f->st, &(struct store_limits){.second_s = 86400});
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 3000, true), STORE_OK);
+	assert_int_equal(query_int(f->db, "SELECT min(key) / 4294967296 * 600 FROM series_blocks"), (int64_t)T0 + 2800);
 	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
-	assert_int_equal(json_array_size(a.points), 1 + 16 + 400);
+	assert_int_equal(json_array_size(a.points), 1 + 46 + 400);
 	assert_float_equal(point(a.points, 0, 0), T0 - 20 + 30, 1e-6);
 	assert_float_equal(point(a.points, 0, 1), 19.5, 1e-9);
 	assert_float_equal(point(a.bands, 0, 1), 39, 1e-9);
 	assert_float_equal(point(a.points, 1, 1), 69.5, 1e-9);
-	assert_float_equal(point(a.points, 17, 1), 1000, 1e-9);
+	assert_float_equal(point(a.points, 47, 1), 2800, 1e-9);
 	answer_free(&a);
-	/* Again: nothing changes, the retired blocks are gone. */
-	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 1400, 1, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_minute"), 1000 + 10);   /* and the phase series */
+	/* Again: nothing changes; one block of minutes for cpu.cores and one for each phase's series. */
+	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 3000, true), STORE_OK);
+	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_minutes"), 3);
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 1 + 46 + 400);
+	answer_free(&a);
 }
 
 static void
@@ -337,7 +345,7 @@ points_before_1970_dropped_alone(void **state)
 
 	flush_all(f);
 	assert_int_equal(store_samples_write(f->st, early, 2), STORE_OK);
-	assert_int_equal(store_series_maintain(f->st, 7200, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f->st, 7200, true), STORE_OK);
 	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
 	/* The point at 30 s has its block: the one before 1970 did not stop the flush. */
 	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_blocks WHERE key < 4294967296"), 1);
@@ -410,7 +418,7 @@ migrates_schema_6(void **state)
 	make_v6(f.db);
 	assert_non_null(f.st = store_open(f.db, &opts));
 	assert_int_equal(store_series(f.st, &q, &staged), STORE_OK);
-	assert_int_equal(store_series_maintain(f.st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, true), STORE_OK);
 	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
 	/* The rollup as a minute row, the raw rows as they were, bit for bit after the flush. */
 	assert_int_equal(json_array_size(a.points), 3);
@@ -500,6 +508,86 @@ migrates_schema_9(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The answer over [from, to] of job's name (phase, or NULL): its points, at most 1000, no step. */
+static void
+fixture_series(struct store *st, int64_t job, const char *name, const char *phase, double from, double to,
+	       struct store_series_answer *a)
+{
+	struct store_series_query q = {.job_id = job, .name = name, .phase = phase, .has_from = true, .from = from,
+				       .has_to = true, .to = to};
+
+	assert_int_equal(store_series(st, &q, a), STORE_OK);
+}
+
+/* Every point of tests/fixtures/store-b4c3343/points.h, read back bit for bit (the old hour as minutes). */
+static void
+fixture_reads_back(struct store *st)
+{
+	struct store_series_answer a;
+
+	for (int i = 0; i < 3; i++)
+		for (long k0 = 0; k0 < FIX_STEPS; k0 += 480) {
+			fixture_series(st, 1, fix_step_names[i], i == 2 ? "forward" : NULL, fix_step_t(k0),
+				       fix_step_t(k0 + 479), &a);
+			assert_int_equal(json_array_size(a.points), 480);
+			for (long k = 0; k < 480; k++)
+				assert_true(point(a.points, (size_t)k, 0) == fix_step_t(k0 + k) &&
+					    point(a.points, (size_t)k, 1) == fix_step_v(i, k0 + k));
+			answer_free(&a);
+		}
+	fixture_series(st, 2, "samples_per_s", NULL, FIX_T0, FIX_T0 + FIX_NODE, &a);
+	assert_int_equal(json_array_size(a.points), FIX_SLOW);
+	for (long k = 0; k < FIX_SLOW; k++)
+		assert_true(point(a.points, (size_t)k, 0) == FIX_T0 + 5.0 * k + 0.5 && point(a.points, (size_t)k, 1) == fix_slow_v(k));
+	answer_free(&a);
+	fixture_series(st, 0, "cpu.cores", NULL, FIX_T0, FIX_T0 + FIX_NODE - 1, &a);
+	assert_int_equal(json_array_size(a.points), FIX_NODE);
+	for (long k = 0; k < FIX_NODE; k++)
+		assert_true(point(a.points, (size_t)k, 0) == FIX_T0 + k && point(a.points, (size_t)k, 1) == fix_node_v(k));
+	answer_free(&a);
+	/* The old hour retired to minute rows: each minute's mean, least and greatest. */
+	fixture_series(st, 0, "load.1", NULL, FIX_OLD_T0, FIX_OLD_T0 + FIX_OLD - 1, &a);
+	assert_int_equal(json_array_size(a.points), 60);
+	for (long m = 0; m < 60; m++) {
+		double sum = 0, lo = INFINITY, hi = -INFINITY;
+
+		for (long k = 60 * m; k < 60 * (m + 1); k++) {
+			sum += fix_old_v(k);
+			lo = fmin(lo, fix_old_v(k));
+			hi = fmax(hi, fix_old_v(k));
+		}
+		assert_float_equal(point(a.points, (size_t)m, 1), sum / 60, 1e-12);
+		assert_true(point(a.bands, (size_t)m, 0) == lo && point(a.bands, (size_t)m, 1) == hi);
+	}
+	answer_free(&a);
+}
+
+static void
+migrates_release_b4c3343(void **state)
+{
+	const char *src = getenv("DLPROF_SRCDIR");
+	struct store_options o = opts;
+	struct fx f;
+	char cmd[1200];
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	snprintf(cmd, sizeof(cmd), "gzip -dc '%s/tests/fixtures/store-b4c3343/db.gz' > '%s'", src != NULL ? src : ".", f.db);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(query_int(f.db, "PRAGMA user_version"), 15);
+	assert_non_null(f.st = store_open(f.db, &o));
+	fixture_reads_back(f.st);
+	/* This store's first flush: the staged steps become raw points over a table, and summaries; the same answers. */
+	assert_int_equal(store_series_maintain(f.st, FIX_T0 + 86400, true), STORE_OK);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(query_int(f.db, "SELECT count(*) FROM series_times"), 1);
+	fixture_reads_back(f.st);
+	store_close(f.st);
+	assert_int_equal(query_int(f.db, "PRAGMA user_version"), store_schema_version());
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 #define POSTED 900   /* the sampler's points, a second apart from T0: 400 in one span, 500 in the next */
 
 /* Posts POSTED node points of cpu.cores as the sampler does (ten ticks a batch), then waits for them. */
@@ -557,14 +645,14 @@ sampler_points_in_memory(void **state)
 	assert_int_equal(store_series_buckets(f.st, 0, T0, T0 + POSTED, 60, count_name, &buckets), STORE_OK);
 	assert_int_equal(buckets, POSTED / 60);   /* every minute bucket of the range has points */
 	/* The first span closes: encoded from memory, the mark past it, the answer the same. */
-	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), 400);
 	assert_int_equal(query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
 	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	/* The next upkeep forgets the encoded points: still answered, from the block. */
-	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	/* A clean close stages the open span's points; reopened, the answer is the same. */
@@ -593,15 +681,15 @@ sampler_point_behind_the_mark(void **state)
 	assert_int_equal(fx_dir(&f), 0);
 	assert_non_null(f.st = store_open(f.db, &opts));
 	post_ticks(f.st);
-	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(store_samples_post(f.st, &late, 1), STORE_OK);
-	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 1);
 	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
 	assert_int_equal(json_array_size(a.points), 12);
 	assert_true(point(a.points, 6, 0) == T0 + 5.5 && point(a.points, 6, 1) == -1);
 	answer_free(&a);
-	assert_int_equal(store_series_maintain(f.st, T0 + 86400, 0, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, true), STORE_OK);
 	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 0);
 	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), POSTED + 1 + 1);
 	store_close(f.st);
@@ -624,6 +712,7 @@ main(void)
 		cmocka_unit_test(block_keys),
 		cmocka_unit_test(migrates_schema_6),
 		cmocka_unit_test(migrates_schema_9),
+		cmocka_unit_test(migrates_release_b4c3343),
 		cmocka_unit_test(sampler_points_in_memory),
 		cmocka_unit_test(sampler_point_behind_the_mark),
 	};

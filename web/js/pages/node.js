@@ -1,5 +1,6 @@
 /*
- * The Node page: what this machine is (topology, hardware class), which
+ * The Node page: what this machine is (topology, hardware class), what its
+ * history takes on disk against the budget, which
  * collectors run and why the others do not, and live CPU, memory and GPU
  * charts of the node itself (the series of job 0) over the last 15 minutes.
  */
@@ -42,7 +43,17 @@ function topo(n) {
 		['Memory', mem],
 		['Caches', caches],
 		['dlprofd', n.daemon ? [n.daemon.version, n.daemon.allocator && `allocator ${n.daemon.allocator}`].filter(Boolean).join(', ') : n.version],
+		['History on disk', storage(n.store)],
 	]);
+}
+
+/* "412 MiB of 1.0 GiB budget · raw 24 h 0 min · second 13 d 2 h ...": the store against its budget, and the span each tier holds. */
+function storage(st) {
+	if (!st)
+		return null;
+	const tiers = Object.entries(st.tiers || {}).filter(([, t]) => t && Number.isFinite(t.from))
+		.map(([name, t]) => `${name} ${fmt.duration(t.to - t.from)}`);
+	return [`${fmt.bytes(st.bytes)} of ${st.budget_bytes ? fmt.bytes(st.budget_bytes) : 'no'} budget`, ...tiers].join(' · ');
 }
 
 function collectors(cols) {
