@@ -1,0 +1,47 @@
+"""A data-parallel training script as users write it (gloo on CPU, env://), for tests/client/auto_dist.py.
+
+Not one dlprof line, unless --session: then it opens its own session and
+reports its steps, but gives DistributedDataParallel no communication hook
+(the job of a user who followed only the quick example).
+
+  auto_ddp_job.py STEPS [--session]
+"""
+import sys
+
+import torch
+import torch.distributed as dist
+
+WIDTH = 1024
+BATCH = 64
+
+
+def main():
+    steps = int(sys.argv[1])
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(), torch.nn.Linear(WIDTH, WIDTH),
+                                torch.nn.ReLU(), torch.nn.Linear(WIDTH, WIDTH))
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.001)
+    x = torch.randn(BATCH, WIDTH)
+
+    def step():
+        opt.zero_grad()
+        ddp(x).pow(2).mean().backward()
+        opt.step()
+
+    if "--session" in sys.argv:
+        import dlprof
+        with dlprof.session(workload="ddp-own-session", interval=0.5) as s:
+            for _ in range(steps):
+                step()
+                s.step(samples=BATCH)
+    else:
+        for _ in range(steps):
+            step()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
