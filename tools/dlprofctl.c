@@ -959,7 +959,9 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 	if (body && gpus && *gpus)
 		json_object_set_new(body, "gpus_allowed", json_string(gpus));
 	/* The knobs DLPROF_KNOBS declares, as the client sends them for a job that declares none. */
-	if ((declared = getenv("DLPROF_KNOBS")) && *declared && !json_is_object(knobs = json_loads(declared, 0, NULL))) {
+	if ((declared = getenv("DLPROF_KNOBS")) && *declared)
+		knobs = json_loads(declared, 0, NULL);
+	if (declared && *declared && !json_is_object(knobs)) {
 		fprintf(stderr, "dlprofctl run: ignoring DLPROF_KNOBS: not a JSON object\n");
 		json_decref(knobs);
 		knobs = NULL;

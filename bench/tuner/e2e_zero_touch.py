@@ -14,7 +14,12 @@ For each workload of e2e_job.py, in one run on this machine:
     no choice), with the automatic hooks (DLPROF_AUTO=1) and without them
     (DLPROF_AUTO=0: the same session, nothing hooked), interleaved in a
     shuffled order, `--cost-reps` runs each; the cost is 1 - the median
-    hooked steps/s over the median unhooked.
+    hooked steps/s over the median unhooked.  That difference is within
+    the run-to-run noise of this machine, so the hooks are also timed on
+    their own: a model of two empty top-level modules stepped 20,000
+    times in inference, hooked and unhooked, alternating; the difference
+    per step, over each workload's unhooked step time, is the hooks' share
+    of it.
 Each figure is the job's own steps/s after 3 warm-up steps.  Prints a
 markdown section (and writes it with --out); --json keeps the raw figures.
 
@@ -36,6 +41,26 @@ sys.path.insert(0, HERE)
 from e2e import PYTHON, SRCDIR, WORKLOADS, Daemon, log, run_job  # noqa: E402
 
 PLAIN = os.path.join(HERE, "plain")
+# Two empty phases, the model, and a step: what the hooks do per step, and nothing else.
+EMPTY = """
+import json, sys, time, torch
+class Empty(torch.nn.Module):
+    def forward(self, x):
+        return x
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.w = Empty(), Empty(), torch.nn.Parameter(torch.zeros(1))
+    def forward(self, x):
+        return self.b(self.a(x))
+net, x, n = Net(), torch.zeros(8, 4), int(sys.argv[1])
+with torch.no_grad():
+    for i in range(n + 200):
+        if i == 200:
+            t0 = time.perf_counter()
+        net(x)
+print(json.dumps({"us_per_step": (time.perf_counter() - t0) / n * 1e6}))
+"""
 FIXED = '{"intra_threads": {"values": [1]}, "interop_threads": {"values": [1]}}'
 
 
@@ -106,6 +131,24 @@ def cost(daemon, name, steps, reps, rng):
     return runs
 
 
+def hooks_alone(daemon, reps, steps=20000):
+    """Microseconds per step of the empty model, hooked and unhooked, alternating."""
+    d = Daemon(daemon)
+    path = os.path.join(d.dir, "empty.py")
+    with open(path, "w") as f:
+        f.write(EMPTY)
+    runs = {"hooked": [], "unhooked": []}
+    try:
+        for _ in range(reps):
+            for kind in runs:
+                env = client_env(DLPROF_URL=d.url, DLPROF_KNOBS=FIXED, DLPROF_AUTO="1" if kind == "hooked" else "0")
+                runs[kind].append(run_plain([PYTHON, "-m", "dlprof", path, str(steps)], env)["us_per_step"])
+        log("hooks alone: %s" % runs)
+    finally:
+        d.stop()
+    return runs
+
+
 def section(results):
     lines = ["The four workloads of e2e.py (python3-torch %s, %d CPUs), each written twice: instrumented "
              "(e2e_job.py, its phases named and steps marked) and without a dlprof line (bench/tuner/plain/), "
@@ -113,20 +156,25 @@ def section(results):
              "each ratio is plain job k's steps/s over instrumented job k's, for k >= 6 (median, least).  Cost: "
              "the plain script under `python3 -m dlprof`, config fixed (1 intra-op, 1 inter-op thread), with the "
              "automatic hooks and with DLPROF_AUTO=0, %d interleaved runs each; cost = 1 - median hooked / "
-             "median unhooked (negative: within the noise)." % (results["torch"], results["cpus"], results["jobs"],
-                                                                results["reps"]), "",
+             "median unhooked (negative: within the noise); the hooks alone: a model of two empty top-level "
+             "modules stepped 20,000 times in inference, %.1f us a step unhooked, %.1f us hooked (medians of %d "
+             "runs each): %.1f us a step, given below as a share of each workload's unhooked step time."
+             % (results["torch"], results["cpus"], results["jobs"], results["reps"], results["alone"]["unhooked"],
+                results["alone"]["hooked"], results["reps"], results["alone"]["cost_us"]), "",
              "| workload | instrumented, jobs 6+ (median) | plain via dlprofctl run, jobs 6+ (median) | plain / "
              "instrumented, jobs 6+ (median, least) | phases found (share of a step; folded in brackets) | "
-             "unhooked, hooked steps/s (median) | hook cost |", "|---|---|---|---|---|---|---|"]
+             "unhooked, hooked steps/s (median) | cost, end to end | the hooks' time, share of a step |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, w in results["workloads"].items():
-        late = w["tuning"][5:]
+        late = w["tuning"][5:] or w["tuning"]
         ratios = [p["plain"] / p["instrumented"] for p in late]
         found = ", ".join(("[%s %.1f%%]" if folded else "%s %.0f%%") % (ph, 100 * share)
                           for ph, (share, folded) in sorted(w["phases"].items(), key=lambda kv: (kv[1][1], -kv[1][0])))
         un, hk = statistics.median(w["cost"]["unhooked"]), statistics.median(w["cost"]["hooked"])
-        lines.append("| %s | %.2f | %.2f | %.3f, %.3f | %s | %.2f, %.2f | %.2f%% |" % (
+        lines.append("| %s | %.2f | %.2f | %.3f, %.3f | %s | %.2f, %.2f | %.2f%% | %.4f%% |" % (
             name, statistics.median(p["instrumented"] for p in late), statistics.median(p["plain"] for p in late),
-            statistics.median(ratios), min(ratios), found or "none", un, hk, 100 * (1 - hk / un)))
+            statistics.median(ratios), min(ratios), found or "none", un, hk, 100 * (1 - hk / un),
+            100 * results["alone"]["cost_us"] * 1e-6 * un))
     lines.append("")
     for name, w in results["workloads"].items():
         lines.append("**%s**, steps/s per job (instrumented / plain): %s; cost runs unhooked %s, hooked %s" % (
@@ -151,6 +199,9 @@ def main():
     results = {"torch": torch, "cpus": len(os.sched_getaffinity(0)), "jobs": args.jobs, "reps": args.cost_reps,
                "workloads": {}}
     rng = random.Random(11)
+    alone = hooks_alone(os.path.abspath(args.daemon), args.cost_reps)
+    un, hk = statistics.median(alone["unhooked"]), statistics.median(alone["hooked"])
+    results["alone"] = {"runs": alone, "unhooked": un, "hooked": hk, "cost_us": hk - un}
     for name in args.workloads.split(","):
         steps = WORKLOADS[name][1]
         log("%s: cost, %d runs hooked and unhooked" % (name, args.cost_reps))

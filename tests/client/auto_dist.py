@@ -4,19 +4,22 @@ auto_ddp_job.py is the script.  Started as srun starts ranks (each its own
 `python3 -m dlprof` with the SLURM_* and env:// variables) or by `dlprofctl
 run --ranks 2`, both ranks are one job, and DistributedDataParallel's
 all-reduce is timed without the script registering a hook.  Each rank runs
-one intra-op thread on a CPU of its own; a busy process on rank 1's CPU
-makes rank 1 the straggler, with that cause; a balanced job gets none.  The
+one intra-op thread on a CPU of its own; busy processes on rank 1's CPU
+make rank 1 the straggler, with that cause; a balanced job gets none.  The
 same job with its own session and no hook (DLPROF_AUTO=0: nothing timed)
 gets rank 1 named from the CPU figures alone.
 
 This machine is shared and the suite runs other tests beside this one, so
 whether a case's premise held is read from the kernel, not from the daemon:
-the test samples each rank's /proc/PID/task/*/schedstat itself.  The
-straggler cases assert only when rank 1's threads waited for a CPU at least
-30% of their runnable time and rank 0's at most 10% (the neighbour did slow
-rank 1, and only it); the balanced case only when neither rank's threads
-waited twice the other's and a fifth of their time.  Otherwise the case
-says what the kernel showed and skips.
+the test samples each rank's /proc/PID/task/*/schedstat itself.  A rank's
+threads wait for a CPU beside the other load (the daemon, the suite's
+other tests, its own threads), so the neighbours are three busy processes:
+the straggler cases assert only when rank 1's threads waited for a CPU at
+least 40% of their runnable time and 2.5 times rank 0's share (the
+neighbours did slow rank 1, and much more than the rest slowed rank 0);
+the balanced case only when neither rank's threads waited twice the
+other's share and a fifth of their time.  Otherwise the case says what
+the kernel showed and skips.
 """
 
 import os
@@ -33,7 +36,7 @@ tap = Tap()
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "auto_ddp_job.py")
 CTL = os.path.join(BUILDDIR, "tools", "dlprofctl")
-STEPS = 150
+STEPS = 80
 ONE_THREAD = '{"intra_threads": {"values": [1]}, "interop_threads": {"values": [1]}}'
 
 
@@ -112,13 +115,11 @@ def env_for(d, extra=None):
 
 
 def as_srun(d, slurm_job, neighbour, extra=None, args=()):
-    """Two ranks as srun starts them, each bound to its CPU, a busy process on rank 1's with neighbour."""
+    """Two ranks as srun starts them, each bound to its CPU, three busy processes on rank 1's with neighbour."""
     cpus = sorted(os.sched_getaffinity(0))
     port = free_port()
-    busy = None
-    if neighbour:
-        busy = subprocess.Popen([SYSTEM_PYTHON, "-c", "import os\nos.sched_setaffinity(0, {%d})\nwhile True:\n    pass\n"
-                                 % cpus[1 % len(cpus)]])
+    hog = "import os\nos.sched_setaffinity(0, {%d})\nwhile True:\n    pass\n" % cpus[1 % len(cpus)]
+    busy = [subprocess.Popen([SYSTEM_PYTHON, "-c", hog]) for _ in range(3 if neighbour else 0)]
     procs = []
     try:
         for r in range(2):
@@ -136,9 +137,9 @@ def as_srun(d, slurm_job, neighbour, extra=None, args=()):
         for p in procs:
             if p.poll() is None:
                 p.kill()
-        if busy is not None:
-            busy.kill()
-            busy.wait()
+        for b in busy:
+            b.kill()
+            b.wait()
     assert all(p.returncode == 0 for p in procs), outs
     return [j for j in jobs(d) if j.get("external_id") == "slurm:" + slurm_job], kernel, outs
 
@@ -159,8 +160,8 @@ def stragglers(d, jid):
 
 def neighbour_held(kernel):
     w = kernel.wait_shares()
-    return w[1] >= 0.3 and w[0] <= 0.1, "rank 0's threads waited for a CPU %.0f%% of their runnable time, " \
-        "rank 1's %.0f%%" % (w[0] * 100, w[1] * 100)
+    return w[1] >= 0.4 and w[1] >= 2.5 * w[0], "rank 0's threads waited for a CPU %.0f%% of their runnable " \
+        "time, rank 1's %.0f%%" % (w[0] * 100, w[1] * 100)
 
 
 with Daemon() as d:
@@ -168,7 +169,7 @@ with Daemon() as d:
         tap.skip("unmodified DDP jobs", "no torch for /usr/bin/python3 (Debian python3-torch)")
         tap.done()
 
-    name = "2 ranks as srun starts them, a busy process on rank 1's CPU: rank 1 is the straggler, busy_neighbour"
+    name = "2 ranks as srun starts them, busy processes on rank 1's CPU: rank 1 is the straggler, busy_neighbour"
     found, kernel, outs = as_srun(d, "auto-%d" % os.getpid(), neighbour=True)
     held, why = neighbour_held(kernel)
     if not held:
@@ -192,7 +193,8 @@ with Daemon() as d:
         @tap.test(name)
         def _():
             j = one_job(d, found)
-            assert j["workload"] == "ddp-own-session", j
+            # The ranks joined as the zero-touch sessions registered them: a rank's session keeps its job's name.
+            assert j["workload"] == "auto_ddp_job", j
             assert all(k["comm_share"] == 0 for k in j["ranks"]), j["ranks"]   # no hook, nothing timed
             s = stragglers(d, j["id"])
             assert len(s) == 1 and s[0]["rank"] == 1 and s[0]["cause"] == "busy_neighbour", (s, why)
