@@ -13,8 +13,9 @@ For each workload of e2e_job.py, in one run on this machine:
     (DLPROF_KNOBS: one intra-op and one inter-op thread, so the daemon has
     no choice), with the automatic hooks (DLPROF_AUTO=1) and without them
     (DLPROF_AUTO=0: the same session, nothing hooked), interleaved in a
-    shuffled order, `--cost-reps` runs each; the cost is 1 - the median
-    hooked steps/s over the median unhooked.  That difference is within
+    pairs run back to back (which first drawn at random), `--cost-reps`
+    pairs; the cost is 1 - the median hooked steps/s over the median
+    unhooked, and 1 - the median of the pairs' ratios.  That difference is within
     the run-to-run noise of this machine, so the hooks are also timed on
     their own: a model of two empty top-level modules stepped 20,000
     times in inference, hooked and unhooked, alternating; the difference
@@ -103,29 +104,36 @@ def tuning(daemon, ctl, name, steps, jobs):
             pair = {}
             for kind in (("instrumented", "plain") if k % 2 == 0 else ("plain", "instrumented")):
                 if kind == "instrumented":
-                    pair[kind] = run_job([name, steps, d.url, "dlprof"], env=client_env())["steps_per_s"]
+                    r = run_job([name, steps, d.url, "dlprof"], env=client_env())
                 else:
-                    pair[kind] = run_plain([ctl, "--url", d.url, "run", "--", PYTHON,
-                                            os.path.join(PLAIN, name + ".py"), str(steps)], client_env())["steps_per_s"]
+                    r = run_plain([ctl, "--url", d.url, "run", "--", PYTHON, os.path.join(PLAIN, name + ".py"),
+                                   str(steps)], client_env())
+                pair[kind] = r["steps_per_s"]
+                pair[kind + "_interop"] = r["interop"]
             out.append(pair)
             log("%s job %d: instrumented %.2f, plain %.2f steps/s" % (name, k + 1, pair["instrumented"], pair["plain"]))
         phases = found_phases(d.url, name)
+        views = {}
+        for kind, workload in (("instrumented", "e2e-" + name), ("plain", name)):
+            with urllib.request.urlopen(d.url + "/api/v1/workloads/" + workload, timeout=10) as resp:
+                view = json.load(resp)
+            views[kind] = {k: view.get(k) for k in ("best", "plans", "phase_settings")}
     finally:
         d.stop()
-    return out, phases
+    return out, phases, views
 
 
 def cost(daemon, name, steps, reps, rng):
     d = Daemon(daemon)
     runs = {"hooked": [], "unhooked": []}
     try:
-        order = [kind for _ in range(reps) for kind in runs]
-        rng.shuffle(order)
-        for kind in order:
-            env = client_env(DLPROF_URL=d.url, DLPROF_KNOBS=FIXED, DLPROF_AUTO="1" if kind == "hooked" else "0")
-            r = run_plain([PYTHON, "-m", "dlprof", os.path.join(PLAIN, name + ".py"), str(steps)], env)
-            runs[kind].append(r["steps_per_s"])
-            log("%s cost: %s %.2f steps/s" % (name, kind, r["steps_per_s"]))
+        # Pairs run back to back, which first drawn at random: the machine's speed drifts between pairs.
+        for _ in range(reps):
+            for kind in rng.sample(sorted(runs), 2):
+                env = client_env(DLPROF_URL=d.url, DLPROF_KNOBS=FIXED, DLPROF_AUTO="1" if kind == "hooked" else "0")
+                r = run_plain([PYTHON, "-m", "dlprof", os.path.join(PLAIN, name + ".py"), str(steps)], env)
+                runs[kind].append(r["steps_per_s"])
+                log("%s cost: %s %.2f steps/s" % (name, kind, r["steps_per_s"]))
     finally:
         d.stop()
     return runs
@@ -155,15 +163,16 @@ def section(results):
              "launched through `dlprofctl run`.  Tuning: jobs 1..%d of each on one fresh daemon, alternating; "
              "each ratio is plain job k's steps/s over instrumented job k's, for k >= 6 (median, least).  Cost: "
              "the plain script under `python3 -m dlprof`, config fixed (1 intra-op, 1 inter-op thread), with the "
-             "automatic hooks and with DLPROF_AUTO=0, %d interleaved runs each; cost = 1 - median hooked / "
-             "median unhooked (negative: within the noise); the hooks alone: a model of two empty top-level "
+             "automatic hooks and with DLPROF_AUTO=0, %d pairs run back to back; cost = 1 - median hooked / "
+             "median unhooked, and 1 - the median of the pairs' ratios (negative: within the noise); the hooks alone: a model of two empty top-level "
              "modules stepped 20,000 times in inference, %.1f us a step unhooked, %.1f us hooked (medians of %d "
              "runs each): %.1f us a step, given below as a share of each workload's unhooked step time."
              % (results["torch"], results["cpus"], results["jobs"], results["reps"], results["alone"]["unhooked"],
                 results["alone"]["hooked"], results["reps"], results["alone"]["cost_us"]), "",
              "| workload | instrumented, jobs 6+ (median) | plain via dlprofctl run, jobs 6+ (median) | plain / "
              "instrumented, jobs 6+ (median, least) | phases found (share of a step; folded in brackets) | "
-             "unhooked, hooked steps/s (median) | cost, end to end | the hooks' time, share of a step |",
+             "unhooked, hooked steps/s (median) | cost, end to end (medians; paired runs) | the hooks' time, "
+             "share of a step |",
              "|---|---|---|---|---|---|---|---|"]
     for name, w in results["workloads"].items():
         late = w["tuning"][5:] or w["tuning"]
@@ -171,9 +180,10 @@ def section(results):
         found = ", ".join(("[%s %.1f%%]" if folded else "%s %.0f%%") % (ph, 100 * share)
                           for ph, (share, folded) in sorted(w["phases"].items(), key=lambda kv: (kv[1][1], -kv[1][0])))
         un, hk = statistics.median(w["cost"]["unhooked"]), statistics.median(w["cost"]["hooked"])
-        lines.append("| %s | %.2f | %.2f | %.3f, %.3f | %s | %.2f, %.2f | %.2f%% | %.4f%% |" % (
+        paired = statistics.median(h / u for h, u in zip(w["cost"]["hooked"], w["cost"]["unhooked"]))
+        lines.append("| %s | %.2f | %.2f | %.3f, %.3f | %s | %.2f, %.2f | %.2f%%; %.2f%% | %.4f%% |" % (
             name, statistics.median(p["instrumented"] for p in late), statistics.median(p["plain"] for p in late),
-            statistics.median(ratios), min(ratios), found or "none", un, hk, 100 * (1 - hk / un),
+            statistics.median(ratios), min(ratios), found or "none", un, hk, 100 * (1 - hk / un), 100 * (1 - paired),
             100 * results["alone"]["cost_us"] * 1e-6 * un))
     lines.append("")
     for name, w in results["workloads"].items():
@@ -191,6 +201,7 @@ def main():
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--jobs", type=int, default=10)
     ap.add_argument("--cost-reps", type=int, default=5)
+    ap.add_argument("--no-cost", action="store_true", help="tuning only (to look into one workload)")
     ap.add_argument("--out")
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -199,16 +210,18 @@ def main():
     results = {"torch": torch, "cpus": len(os.sched_getaffinity(0)), "jobs": args.jobs, "reps": args.cost_reps,
                "workloads": {}}
     rng = random.Random(11)
-    alone = hooks_alone(os.path.abspath(args.daemon), args.cost_reps)
+    alone = hooks_alone(os.path.abspath(args.daemon), args.cost_reps) if not args.no_cost else \
+        {"hooked": [0.0], "unhooked": [0.0]}
     un, hk = statistics.median(alone["unhooked"]), statistics.median(alone["hooked"])
     results["alone"] = {"runs": alone, "unhooked": un, "hooked": hk, "cost_us": hk - un}
     for name in args.workloads.split(","):
         steps = WORKLOADS[name][1]
         log("%s: cost, %d runs hooked and unhooked" % (name, args.cost_reps))
-        runs = cost(os.path.abspath(args.daemon), name, steps, args.cost_reps, rng)
+        runs = cost(os.path.abspath(args.daemon), name, steps, args.cost_reps, rng) if not args.no_cost else \
+            {"hooked": [1.0], "unhooked": [1.0]}
         log("%s: tuning, jobs 1..%d instrumented and plain" % (name, args.jobs))
-        pairs, phases = tuning(os.path.abspath(args.daemon), os.path.abspath(args.ctl), name, steps, args.jobs)
-        results["workloads"][name] = {"tuning": pairs, "phases": phases, "cost": runs}
+        pairs, phases, views = tuning(os.path.abspath(args.daemon), os.path.abspath(args.ctl), name, steps, args.jobs)
+        results["workloads"][name] = {"tuning": pairs, "phases": phases, "cost": runs, "views": views}
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=1)

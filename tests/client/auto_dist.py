@@ -7,7 +7,10 @@ all-reduce is timed without the script registering a hook.  Each rank runs
 one intra-op thread on a CPU of its own; busy processes on rank 1's CPU
 make rank 1 the straggler, with that cause; a balanced job gets none.  The
 same job with its own session and no hook (DLPROF_AUTO=0: nothing timed)
-gets rank 1 named from the CPU figures alone.
+gets rank 1 named from the CPU figures alone.  A script that starts its
+ranks itself (torch.multiprocessing.spawn, an explicit rank) under
+`python3 -m dlprof` is one job too: the ranks join it when they call
+init_process_group.
 
 This machine is shared and the suite runs other tests beside this one, so
 whether a case's premise held is read from the kernel, not from the daemon:
@@ -224,4 +227,15 @@ with Daemon() as d:
             assert all(k["comm_share"] > 0 for k in j["ranks"]), j["ranks"]
             assert j["state"] == "ended" and j["exit_status"] == 0, j
             assert stragglers(d, j["id"]) == [], (stragglers(d, j["id"]), w)
+
+    @tap.test("torch.multiprocessing.spawn under python3 -m dlprof: the spawned ranks join the script's job")
+    def _():
+        p = subprocess.run([SYSTEM_PYTHON, "-m", "dlprof", JOB, str(STEPS), "--spawn"], env=env_for(d),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        assert p.returncode == 0, p.stdout.decode(errors="replace")[-3000:]
+        mine = [x for x in jobs(d) if x["workload"] == "auto_ddp_job" and "--spawn" in (x.get("command") or "")]
+        j = one_job(d, mine)
+        assert j["pid"] not in [k["pid"] for k in j["ranks"]], j      # the script's process, and its two ranks
+        assert all(k["comm_share"] > 0 for k in j["ranks"]), j["ranks"]
+        assert j["state"] == "ended" and j["exit_status"] == 0, j
 tap.done()

@@ -91,7 +91,7 @@ def main():
             if i == WARMUP:
                 t0 = time.perf_counter()
             net(small, wide)
-    print(json.dumps({"steps_per_s": steps / (time.perf_counter() - t0)}))
+    print(json.dumps({"steps_per_s": steps / (time.perf_counter() - t0), "interop": torch.get_num_interop_threads()}))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ def main():
         loss = F.cross_entropy(net(x), y)
         loss.backward()
         opt.step()
-    print(json.dumps({"steps_per_s": steps / (time.perf_counter() - t0), "loss": float(loss)}))
+    print(json.dumps({"steps_per_s": steps / (time.perf_counter() - t0), "loss": float(loss),
+                      "interop": torch.get_num_interop_threads()}))
 
 
 if __name__ == "__main__":

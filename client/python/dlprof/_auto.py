@@ -189,6 +189,9 @@ class Auto:
         if self.session is not None:
             self.session.step(samples=samples)
 
+    def has_setting(self, name):
+        return self.session is not None and self.session._has_phase_setting(name)
+
     def enter_phase(self, name):
         if self.session is not None:
             self.session._enter_phase(name)

@@ -331,6 +331,10 @@ class Session:
         self._last_step = time.monotonic()
         self._phase_time.clear()
 
+    def _has_phase_setting(self, name):
+        """Whether the config in force has a setting of its own for phase name."""
+        return name in self._overrides
+
     def _note(self, name, value, phase=None):
         """One sample outside a step (the phases the zero-touch path found), sent with the next batch."""
         if self._active():

@@ -27,7 +27,10 @@ Found from what every PyTorch script does anyway:
   step (they stop being timed and run under the job-wide setting), and at
   most MAX_PHASES, the largest, stay: the daemon's plan space grows with
   every phase.  Then the kept ones are reported as the session's phases,
-  whose per-phase settings the session applies on entering and leaving.
+  whose per-phase settings the session applies on entering and leaving;
+  while they are measured, a phase the config already has a setting for
+  (the workload's earlier jobs kept it) is entered in the session too, so
+  it runs with its setting from the first step.
 
 Calls are seen through dlprof._probe (no hooks on the job's objects) and
 dlprof._patch (Optimizer.step, the data loader's __next__); stop() puts
@@ -100,8 +103,9 @@ class Steps:
     Finds a job's steps and phases and tells sink: sink.first_step() at the
     first step's end, sink.step(samples) at each later one,
     sink.enter_phase(name) / sink.leave_phase(name) around each kept
-    phase's calls, and sink.discovered(kept, folded) once, each a dict of
-    phase name -> share of the step.
+    phase's calls (and, while measuring, around those for which
+    sink.has_setting(name)), and sink.discovered(kept, folded) once, each
+    a dict of phase name -> share of the step.
     """
 
     def __init__(self, torch, sink):
@@ -130,6 +134,7 @@ class Steps:
         self._armed = False            # kept phases go to the sink
         self._kept = set()
         self._open = {}                # phase -> calls in progress
+        self._early = set()            # phases entered in the session while measuring (they have a setting)
         self._t_open = {}              # phase -> when its outermost call began (measuring)
         self._data_on = True
 
@@ -322,8 +327,12 @@ class Steps:
         if self._armed:
             if name in self._kept:
                 self._sink.enter_phase(name)
-        elif self._started:
+            return
+        if self._started:
             self._t_open[name] = time.perf_counter()
+        if self._sink.has_setting(name):
+            self._early.add(name)
+            self._sink.enter_phase(name)
 
     def _phase_leave(self, name):
         depth = self._open.get(name, 0) - 1
@@ -335,10 +344,13 @@ class Steps:
         if self._armed:
             if name in self._kept:
                 self._sink.leave_phase(name)
-        else:
-            t0 = self._t_open.pop(name, None)
-            if t0 is not None:
-                self._measure[name] = self._measure.get(name, 0.0) + time.perf_counter() - t0
+            return
+        t0 = self._t_open.pop(name, None)
+        if t0 is not None:
+            self._measure[name] = self._measure.get(name, 0.0) + time.perf_counter() - t0
+        if name in self._early:
+            self._early.discard(name)
+            self._sink.leave_phase(name)
 
     # ---- steps ----
 
