@@ -11,17 +11,27 @@ EXTRA_DIST += \
 	client/examples/report-with-curl.sh \
 	client/python/pyproject.toml \
 	client/python/dlprof/__init__.py \
+	client/python/dlprof/__main__.py \
 	client/python/dlprof/_apply.py \
+	client/python/dlprof/_auto.py \
+	client/python/dlprof/_boot/sitecustomize.py \
 	client/python/dlprof/_buffer.py \
+	client/python/dlprof/_ddp.py \
 	client/python/dlprof/_dist.py \
+	client/python/dlprof/_imports.py \
 	client/python/dlprof/_noise.py \
+	client/python/dlprof/_patch.py \
+	client/python/dlprof/_probe.py \
 	client/python/dlprof/_reporter.py \
 	client/python/dlprof/_session.py \
+	client/python/dlprof/_steps.py \
 	client/python/dlprof/_transport.py \
 	tests/client/clientlib.py \
 	tests/client/torch_job.py \
 	tests/client/dist_job.py \
-	tests/client/goodput_job.py
+	tests/client/goodput_job.py \
+	tests/client/auto_job.py \
+	tests/client/auto_ddp_job.py
 
 CLIENT_TESTS = \
 	tests/client/session.py \
@@ -32,7 +42,9 @@ CLIENT_TESTS = \
 	tests/client/dist.py \
 	tests/client/goodput.py \
 	tests/client/curl_recipe.py \
-	tests/client/pip_install.py
+	tests/client/pip_install.py \
+	tests/client/auto.py \
+	tests/client/auto_dist.py
 
 TESTS += $(CLIENT_TESTS)
 # Its straggler verdicts judge how the ranks share the CPUs.

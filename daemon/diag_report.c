@@ -471,9 +471,10 @@ ranks_report(struct diag *d, int64_t id, const struct job_diag *jd, json_t *rank
 										  : json_null()));
 	}
 	if (diag_straggler_find(dr, n, &s)) {
-		v = json_pack("{s:s,s:i,s:s,s:f,s:s,s:f,s:o,s:b,s:{s:f,s:f,s:{s:f,s:f,s:f}},s:s}", "kind", "straggler",
-			      "rank", s.rank, "node", s.node, "slower", s.slower, "cause",
-			      diag_straggler_cause_name(s.cause), "since", jd->from, "until",
+		v = json_pack("{s:s,s:i,s:s,s:f,s:s,s:s,s:f,s:o,s:b,s:{s:f,s:f,s:{s:f,s:f,s:f}},s:s}", "kind",
+			      "straggler", "rank", s.rank, "node", s.node, "slower", s.slower, "cause",
+			      diag_straggler_cause_name(s.cause), "measured_by", s.from_cpu ? "cpu_wait" : "collectives",
+			      "since", jd->from, "until",
 			      jd->running ? json_null() : json_real(jd->to), "active", jd->running, "evidence", "from",
 			      jd->from, "to", jd->to, "figures", "own_step_s", s.own_s, "others_own_step_s",
 			      s.median_own_s, "others_wait_share", s.others_wait_share, "hint", s.hint);

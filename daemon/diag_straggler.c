@@ -3,7 +3,8 @@
  * the mean, is the yardstick, so one slow rank of two or of many does not
  * pull the reference toward itself; the cause is the first of data phase,
  * CPU wait, CPU share that explains the gap, judged against the same
- * medians.
+ * medians.  Where no rank timed its collectives, the ranks' CPU figures
+ * alone name a straggler that waits for a CPU while the others sleep.
  */
 #include "diag_straggler.h"
 
@@ -96,6 +97,87 @@ cpu_wait_share(const struct diag_rank *r)
 	return isfinite(all) && all > 0 ? r->wait_cores / all : NAN;
 }
 
+/* The cores a rank's threads kept runnable: running, or waiting for a CPU. */
+static double
+runnable(const struct diag_rank *r)
+{
+	double all = r->cpu_cores + r->wait_cores;
+
+	return isfinite(all) && all > 0 ? all : NAN;
+}
+
+static double
+step_time(const struct diag_rank *r)
+{
+	return r->step_s;
+}
+
+static bool
+is_judged(const struct diag_rank *r)
+{
+	return r->steps >= DIAG_STRAGGLER_MIN_STEPS && r->step_s > 0;
+}
+
+/* Whether any judged rank reported time waiting in collectives. */
+static bool
+any_timed(const struct diag_rank *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is_judged(&r[i]) && isfinite(r[i].comm_s) && r[i].comm_s > 0)
+			return true;
+	return false;
+}
+
+/*
+ * Nothing timed: the rank whose threads wait most for a CPU, when they
+ * wait at least CAUSE_WAIT_SHARE of their runnable time and twice the
+ * others' share, and the others keep so few cores runnable against its
+ * count that they sleep (in the collective, waiting for it) at least
+ * DIAG_STRAGGLER_WAIT_SHARE of each step.  In a synchronous job every rank
+ * has the same work and the straggler never waits for the others, so the
+ * ratio of runnable cores estimates how much longer its own work takes.
+ */
+static bool
+from_cpus(const struct diag_rank *r, size_t n, struct diag_straggler *out)
+{
+	const struct diag_rank *s = NULL;
+	double wait, others_wait, busy, others_busy;
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!is_judged(&r[i]) || !isfinite(cpu_wait_share(&r[i])))
+			continue;
+		k++;
+		if (s == NULL || cpu_wait_share(&r[i]) > cpu_wait_share(s))
+			s = &r[i];
+	}
+	if (k < 2)
+		return false;
+	wait = cpu_wait_share(s);
+	others_wait = median(r, n, s->rank, cpu_wait_share);
+	busy = runnable(s);
+	others_busy = median(r, n, s->rank, runnable);
+	if (!(wait >= CAUSE_WAIT_SHARE) || !(wait >= CAUSE_WAIT_OVER_OTHERS * others_wait) || !(others_busy > 0))
+		return false;
+	out->slower = busy / others_busy;
+	out->others_wait_share = 1 - others_busy / busy;
+	if (!(out->slower >= DIAG_STRAGGLER_RATIO) || !(out->others_wait_share >= DIAG_STRAGGLER_WAIT_SHARE))
+		return false;
+	out->rank = s->rank;
+	out->node = s->node;
+	out->own_s = s->step_s;
+	out->median_own_s = median(r, n, s->rank, step_time) / out->slower;
+	out->cause = DIAG_CAUSE_NEIGHBOUR;
+	out->from_cpu = true;
+	snprintf(out->hint, sizeof(out->hint),
+		 "rank %d on %s waits for a CPU %.0f%% of its runnable time (the others %.0f%%) and keeps %.2f cores "
+		 "runnable against the others' %.2f, which sleep about %.0f%% of each step waiting for it (no rank "
+		 "timed its collectives; read from the CPUs): another process busy on its CPUs; move it or the rank, "
+		 "or bind the rank to CPUs of its own", s->rank, s->node, wait * 100, others_wait * 100, busy,
+		 others_busy, out->others_wait_share * 100);
+	return true;
+}
+
 static void
 explain(const struct diag_rank *r, size_t n, const struct diag_rank *s, struct diag_straggler *out)
 {
@@ -144,8 +226,10 @@ diag_straggler_find(const struct diag_rank *r, size_t n, struct diag_straggler *
 	size_t i, judged = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (!any_timed(r, n))
+		return from_cpus(r, n, out);
 	for (i = 0; i < n; i++) {
-		if (r[i].steps < DIAG_STRAGGLER_MIN_STEPS || !(r[i].step_s > 0))
+		if (!is_judged(&r[i]))
 			continue;
 		judged++;
 		if (s == NULL || own(&r[i]) > own(s))

@@ -17,6 +17,14 @@
  * that matters on a crowded node, where every rank's own work stretches
  * and ratios shrink toward 1; the first keeps a rank that merely waits a
  * little less (noise) from being named.
+ *
+ * When no rank timed its collectives (a job that reports steps but not
+ * comm_wait_s), the same thresholds are applied to what the daemon reads
+ * of the ranks' threads: the rank whose threads wait for a CPU (at least a
+ * fifth of their runnable time, twice the others' share) while the
+ * others keep fewer cores runnable (they sleep in the collective) is the
+ * straggler, its cause a busy neighbour; runnable cores stand in for own
+ * work, since every rank has the same work and the straggler never waits.
  */
 #ifndef DLPROF_DIAG_STRAGGLER_H
 #define DLPROF_DIAG_STRAGGLER_H
@@ -61,7 +69,8 @@ struct diag_straggler {
 	double own_s, median_own_s;/* own work per step: the straggler's, the others' median */
 	double others_wait_share;  /* the share of a step the other ranks (median) wait for it */
 	enum diag_straggler_cause cause;
-	char hint[400];
+	bool from_cpu;             /* named from the CPU figures: no rank timed its collectives */
+	char hint[512];
 };
 
 /*

@@ -14,6 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Prints where the dlprof client's bootstrap folder is for the interpreter that runs it (empty: no client). */
+static const char boot_probe[] =
+	"import importlib.util as u, os\n"
+	"s = u.find_spec('dlprof')\n"
+	"print(os.path.join(os.path.dirname(s.origin), '_boot') if s and s.origin else '')\n";
+
 /* Turns each srun task's Slurm variables into the env:// ones before the command runs. */
 static const char slurm_shim[] =
 	"export RANK=\"$SLURM_PROCID\" LOCAL_RANK=\"$SLURM_LOCALID\" WORLD_SIZE=\"$SLURM_NTASKS\"; exec \"$@\"";
@@ -37,6 +43,68 @@ const char *ctl_run_workload(char *const *cmd, char *buf, size_t len)
 	if (n > 3 && strcmp(buf + n - 3, ".py") == 0)
 		buf[n - 3] = '\0';
 	return buf;
+}
+
+/* The interpreter cmd runs: its own when it is a Python, else python3 (a shell script that starts one). */
+static const char *interpreter(char *const *cmd)
+{
+	return strncmp(base(cmd[0]), "python", 6) == 0 ? cmd[0] : "python3";
+}
+
+/* Runs python -c boot_probe with stdout into buf; 0 when it exited 0. */
+static int probe(const char *python, char *buf, size_t len)
+{
+	int fd[2], st = 0;
+	size_t n = 0;
+	ssize_t got;
+	pid_t pid;
+
+	if (pipe(fd) != 0)
+		return -1;
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		close(fd[0]);
+		dup2(fd[1], STDOUT_FILENO);
+		close(fd[1]);
+		execlp(python, python, "-c", boot_probe, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (pid > 0 && n + 1 < len && ((got = read(fd[0], buf + n, len - 1 - n)) > 0 || (got < 0 && errno == EINTR)))
+		n += got > 0 ? (size_t)got : 0;
+	buf[n] = '\0';
+	close(fd[0]);
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	buf[strcspn(buf, "\n")] = '\0';
+	return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+int ctl_run_bootstrap(char *const *cmd)
+{
+	char dir[4096], file[4200], *path;
+	const char *python = interpreter(cmd), *old = getenv("PYTHONPATH");
+	size_t len;
+
+	if (probe(python, dir, sizeof(dir)) != 0 || dir[0] == '\0') {
+		fprintf(stderr, "dlprofctl run: %s cannot import the dlprof client, so the job runs without its zero-touch "
+			"reporting (install it: pip install ./client/python, or the python3-dlprof package)\n", python);
+		return -1;
+	}
+	snprintf(file, sizeof(file), "%s/sitecustomize.py", dir);
+	if (access(file, R_OK) != 0) {
+		fprintf(stderr, "dlprofctl run: %s: %s; the job runs without zero-touch reporting\n", file, strerror(errno));
+		return -1;
+	}
+	len = strlen(dir) + (old && *old ? strlen(old) + 1 : 0) + 1;
+	if (!(path = malloc(len)))
+		return -1;
+	snprintf(path, len, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
+	setenv("PYTHONPATH", path, 1);
+	free(path);
+	/* The ranks' sessions leave the job's end to the launcher, which waits for their exit statuses. */
+	setenv("DLPROF_LAUNCHER", "dlprofctl", 1);
+	return 0;
 }
 
 int ctl_run_free_port(void)

@@ -936,8 +936,8 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 	int slurm = getenv("SLURM_JOB_ID") != NULL && getenv("SLURM_STEP_ID") == NULL;
 	int ranks = c->ranks, rc, status;
 	char workload[128], ext[96], *command = malloc(4096);
-	const char *why_ranks = "--ranks", *gpus;
-	json_t *answer = NULL, *body;
+	const char *why_ranks = "--ranks", *gpus, *declared;
+	json_t *answer = NULL, *body, *knobs = NULL;
 
 	if (!command)
 		return CTL_EXIT_BAD_REPLY;
@@ -958,9 +958,20 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 		gpus = getenv("SLURM_JOB_GPUS");
 	if (body && gpus && *gpus)
 		json_object_set_new(body, "gpus_allowed", json_string(gpus));
+	/* The knobs DLPROF_KNOBS declares, as the client sends them for a job that declares none. */
+	if ((declared = getenv("DLPROF_KNOBS")) && *declared)
+		knobs = json_loads(declared, 0, NULL);
+	if (declared && *declared && !json_is_object(knobs)) {
+		fprintf(stderr, "dlprofctl run: ignoring DLPROF_KNOBS: not a JSON object\n");
+		json_decref(knobs);
+		knobs = NULL;
+	}
 	/* Ranks are the job's to choose when nothing fixes them: a static knob the tuner tunes with the threads per rank. */
-	if (ranks < 0 && body)
-		json_object_set_new(body, "knobs", json_pack("{s:{s:o, s:b}}", "ranks", "values", rank_values(), "runtime", 0));
+	if (ranks < 0 && (knobs || (knobs = json_object())))
+		json_object_set_new(knobs, "ranks", json_pack("{s:o, s:b}", "values", rank_values(), "runtime", 0));
+	if (knobs && body)
+		json_object_set(body, "knobs", knobs);
+	json_decref(knobs);
 	rc = ctl_call(c, "POST", "/api/v1/jobs", body, &answer, NULL);
 	json_decref(body);
 	if (rc != CTL_EXIT_OK)
@@ -975,6 +986,8 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 		return CTL_EXIT_BAD_REPLY;
 	}
 	run_explain(answer, ranks, slurm, why_ranks);
+	/* Without the client the command still runs, with the config's variables. */
+	(void)ctl_run_bootstrap(cmd);
 	status = ctl_run_ranks(cmd, slurm && c->ranks == 0 ? 0 : ranks, slurm);
 	body = json_pack("{s:i}", "exit_status", status < 0 ? 127 : status);
 	snprintf(ext, sizeof(ext), "/api/v1/jobs/%lld/end", (long long)json_integer_value(json_object_get(answer, "id")));

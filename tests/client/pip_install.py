@@ -54,6 +54,8 @@ def _():
         script = textwrap.dedent("""
             import dlprof, os, sys
             assert os.path.realpath(dlprof.__file__).startswith(os.path.realpath(sys.prefix)), dlprof.__file__
+            # The zero-touch bootstrap is installed with the package.
+            assert os.path.isfile(os.path.join(os.path.dirname(dlprof.__file__), "_boot", "sitecustomize.py"))
             with dlprof.session(workload="installed") as s:
                 s.step(samples=1)
                 print(s.job_id)

@@ -5,7 +5,9 @@
  * is, at 2 ranks and among many; the cause is its data phase, a busy
  * neighbour (its threads alone wait for a CPU), oversubscription (every
  * rank's do), a smaller CPU share, or unknown; ranks with too few steps or
- * a small gap are not judged.
+ * a small gap are not judged.  Where no rank timed its collectives, a rank
+ * waiting for a CPU while the others sleep is named from the CPU figures,
+ * and nothing else is.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -151,6 +153,74 @@ test_not_judged(void **state)
 	assert_false(diag_straggler_find(r, 4, &out));
 }
 
+/* n ranks that reported steps but no time in collectives, each running 0.5 cores and sleeping the rest. */
+static void
+untimed(struct diag_rank *r, size_t n)
+{
+	balanced(r, n);
+	for (size_t i = 0; i < n; i++) {
+		r[i].comm_s = 0;
+		r[i].cpu_cores = 0.5;
+		r[i].wait_cores = 0.01;
+	}
+}
+
+static void
+test_untimed_neighbour_named_from_cpus(void **state)
+{
+	struct diag_rank r[4];
+	struct diag_straggler out;
+
+	(void)state;
+	untimed(r, 2);
+	r[1].cpu_cores = 0.5;       /* runnable all the time, half of it waiting: the others sleep half */
+	r[1].wait_cores = 0.5;
+	assert_true(diag_straggler_find(r, 2, &out));
+	assert_int_equal(out.rank, 1);
+	assert_true(out.from_cpu);
+	assert_int_equal(out.cause, DIAG_CAUSE_NEIGHBOUR);
+	assert_true(fabs(out.slower - 1.0 / 0.51) < 1e-9);
+	assert_true(fabs(out.others_wait_share - 0.49) < 1e-9);
+	assert_non_null(strstr(out.hint, "rank 1 on b waits for a CPU 50%"));
+	untimed(r, 4);
+	r[2].cpu_cores = 0.6;
+	r[2].wait_cores = 0.4;
+	assert_true(diag_straggler_find(r, 4, &out));
+	assert_int_equal(out.rank, 2);
+	assert_true(out.from_cpu);
+}
+
+static void
+test_untimed_nothing_else_named(void **state)
+{
+	struct diag_rank r[4];
+	struct diag_straggler out;
+
+	(void)state;
+	untimed(r, 4);              /* balanced */
+	assert_false(diag_straggler_find(r, 4, &out));
+	r[1].wait_cores = 0.3;      /* waits for a CPU, yet the others keep as many cores runnable: not behind */
+	r[1].cpu_cores = 0.25;
+	assert_false(diag_straggler_find(r, 4, &out));
+	untimed(r, 4);
+	for (int i = 0; i < 4; i++)
+		r[i].wait_cores = 0.4;  /* every rank waits: oversubscribed, no one rank to name */
+	r[3].wait_cores = 0.6;
+	assert_false(diag_straggler_find(r, 4, &out));
+	untimed(r, 2);
+	r[1].wait_cores = 0.1;      /* waits 17% of its runnable time: below the share that names a CPU */
+	r[0].cpu_cores = 0.3;
+	assert_false(diag_straggler_find(r, 2, &out));
+	untimed(r, 2);
+	r[0].cpu_cores = r[0].wait_cores = NAN;   /* the other rank's CPU not read */
+	r[1].wait_cores = 0.5;
+	assert_false(diag_straggler_find(r, 2, &out));
+	untimed(r, 2);              /* a timed job is judged by its collectives: balanced there */
+	r[0].comm_s = r[1].comm_s = 0.2;
+	r[1].wait_cores = 0.5;
+	assert_false(diag_straggler_find(r, 2, &out));
+}
+
 int
 main(void)
 {
@@ -161,6 +231,8 @@ main(void)
 		cmocka_unit_test(test_cause_neighbour_and_oversubscribed),
 		cmocka_unit_test(test_cause_cpu_share_and_unknown),
 		cmocka_unit_test(test_not_judged),
+		cmocka_unit_test(test_untimed_neighbour_named_from_cpus),
+		cmocka_unit_test(test_untimed_nothing_else_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

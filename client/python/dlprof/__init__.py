@@ -14,13 +14,23 @@ loss and time per phase about once a second from a background thread, and
 switches to new settings the daemon assigns at step boundaries.  It never
 breaks the job: with the daemon away it warns once and changes nothing.
 
-Standard library only; torch is used when the job has imported it.
-"""
+Standard library only; torch is used when the job has imported it.  The
+session's modules are imported on first use: the zero-touch bootstrap
+imports this package in every Python process of a job (dlprof._auto).
 
-from ._session import Session
+`python3 -m dlprof script.py` runs an unmodified script under the client
+(dlprof.__main__).
+"""
 
 __all__ = ["Session", "session", "__version__"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name == "Session":
+        from ._session import Session
+        return Session
+    raise AttributeError("module 'dlprof' has no attribute %r" % name)
 
 
 def session(workload=None, params=None, url=None, socket=None, knobs=None, objective=None,
@@ -46,5 +56,7 @@ def session(workload=None, params=None, url=None, socket=None, knobs=None, objec
     place in a distributed job, when neither the environment nor an
     initialised torch.distributed says it: see dlprof._dist).
     """
+    from ._session import Session
+
     return Session(workload=workload, params=params, url=url, socket=socket, knobs=knobs,
                    objective=objective, **options)

@@ -16,8 +16,10 @@ CommTimer accumulates the time the job's thread spends inside blocking
 collective calls of torch.distributed (wrapped in the module, so calls
 written `dist.all_reduce(...)` are timed; an async_op=True call is timed at
 its wait()), and, through ddp_comm_hook, the time a DistributedDataParallel
-step waits for its last gradient bucket after its own backward ended.  The
-session reports the sum per step as comm_wait_s.
+step waits for its last gradient bucket after its own backward ended (a
+DistributedDataParallel built while the session is open gets that hook, or
+has its own timed: dlprof._ddp).  The session reports the sum per step as
+comm_wait_s.
 """
 
 import functools
@@ -26,6 +28,9 @@ import socket
 import sys
 import threading
 import time
+
+from ._ddp import DdpTimer, timed_future_hook
+from ._patch import enabled as auto_enabled
 
 # The collectives of torch.distributed that block their caller until all ranks took part.
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "all_to_all",
@@ -57,6 +62,19 @@ def _shared_id(env):
         # The rendezvous: one job holds it at a time.
         return "dist:%s:%s" % (env["MASTER_ADDR"], env["MASTER_PORT"])
     return None
+
+
+def external_id(environ=None):
+    """
+    The external id of a job of one process: the run a launcher or the
+    zero-touch path started (DLPROF_RUN_ID), else the Slurm job, else None.
+    A session the job opens itself under the zero-touch path registers with
+    the same id, so the daemon hands it the job already registered.
+    """
+    env = os.environ if environ is None else environ
+    if env.get("DLPROF_RUN_ID"):
+        return "run:" + env["DLPROF_RUN_ID"]
+    return "slurm:" + env["SLURM_JOB_ID"] if env.get("SLURM_JOB_ID") else None
 
 
 def _nodes(env, world, local_size):
@@ -127,6 +145,7 @@ class CommTimer:
         self._module = None
         self._buckets = []                 # DDP: [(called, done)] of this step
         self._local = threading.local()    # nesting: a collective calling another counts once
+        self._ddp = DdpTimer(self)
 
     def add(self, seconds):
         with self._lock:
@@ -146,7 +165,11 @@ class CommTimer:
     # ---- torch.distributed's functions ----
 
     def wrap(self):
-        """Times torch.distributed's collectives from now on; False when torch.distributed is not loaded."""
+        """
+        Times torch.distributed's collectives, and DistributedDataParallel
+        models built from now on (unless DLPROF_AUTO=0); False when
+        torch.distributed is not loaded.
+        """
         dist = sys.modules.get("torch.distributed")
         if dist is None or self._module is not None:
             return self._module is not None
@@ -156,6 +179,10 @@ class CommTimer:
             if callable(fn) and not getattr(fn, "_dlprof_timed", False):
                 self._wrapped[name] = fn
                 setattr(dist, name, self._timed(fn))
+        parallel = sys.modules.get("torch.nn.parallel")
+        ddp = getattr(parallel, "DistributedDataParallel", None)
+        if ddp is not None and auto_enabled():
+            self._ddp.install(ddp)
         return True
 
     def unwrap(self):
@@ -164,6 +191,15 @@ class CommTimer:
                 setattr(self._module, name, fn)
         self._wrapped.clear()
         self._module = None
+        self._ddp.remove()
+
+    def _add_bucket(self, entry):
+        with self._lock:
+            self._buckets.append(entry)
+
+    def timed_hook(self, hook):
+        """A job's own DDP communication hook, its buckets timed as ddp_comm_hook's are."""
+        return timed_future_hook(hook, self._add_bucket)
 
     def _timed(self, fn):
         timer = self
@@ -208,8 +244,7 @@ class CommTimer:
             world = dist.get_world_size(group)
             tensor = bucket.buffer()
             entry = [time.perf_counter(), None]
-            with timer._lock:
-                timer._buckets.append(entry)
+            timer._add_bucket(entry)
             if norms is None:
                 fut = original(tensor, group=group, async_op=True).get_future()
 
@@ -231,6 +266,7 @@ class CommTimer:
 
             return both.then(finish_with_norms)
 
+        hook._dlprof_timed = True
         return hook
 
 

@@ -298,8 +298,3 @@ class Reporter:
             self.health.failed(exc)
         except ApiError as exc:
             self.health.refused("the end of job %d" % self.job_id, exc)
-
-
-def slurm_external_id():
-    job = os.environ.get("SLURM_JOB_ID")
-    return "slurm:" + job if job else None

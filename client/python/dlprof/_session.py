@@ -13,6 +13,7 @@ refusing, the job runs on with the settings it has.  In a forked child (a
 DataLoader worker) a parent's session does nothing.
 """
 
+import json
 import logging
 import os
 import sys
@@ -22,9 +23,9 @@ import weakref
 
 from ._apply import Applier, threads_for
 from ._buffer import RESERVED, Buffer, as_value, resolved, valid_label, valid_name
-from ._dist import CommTimer, detect, from_torch
+from ._dist import CommTimer, detect, external_id, from_torch
 from ._noise import MicroBatchNorms, RankNorms
-from ._reporter import Reporter, slurm_external_id
+from ._reporter import Reporter
 from ._transport import Transport, resolve_endpoint
 
 log = logging.getLogger("dlprof")
@@ -37,8 +38,28 @@ STEP_CLOCK_S = 1e-6
 
 def _default_workload():
     script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    name = os.path.splitext(script)[0]
+    if script == "-m":
+        # python -m pkg.mod, seen before runpy set argv[0] (the zero-touch path opens the session then).
+        argv = getattr(sys, "orig_argv", [])
+        script = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
+    name = os.path.splitext(script)[0] if script.endswith(".py") else script
     return name if name and name != "-c" else "python"
+
+
+def _env_knobs():
+    """The knobs DLPROF_KNOBS declares (JSON), for jobs that declare none themselves; None without."""
+    text = os.environ.get("DLPROF_KNOBS", "").strip()
+    if not text:
+        return None
+    try:
+        knobs = json.loads(text)
+    except ValueError as exc:
+        log.warning("dlprof: ignoring DLPROF_KNOBS: not JSON (%s)", exc)
+        return None
+    if not isinstance(knobs, dict):
+        log.warning("dlprof: ignoring DLPROF_KNOBS: not a JSON object")
+        return None
+    return knobs
 
 
 def _command():
@@ -102,7 +123,7 @@ class Session:
         self.params = dict(params) if params else {}
         self._url = url
         self._socket = socket
-        self._knobs = knobs
+        self._knobs = knobs if knobs is not None else _env_knobs()
         self._objective = objective
         self._interval = interval
         self._timeout = timeout
@@ -258,6 +279,8 @@ class Session:
     # ---- context manager ----
 
     def __enter__(self):
+        from . import _auto
+        _auto.session_opening(self)       # a session the job opens takes over from the zero-touch one
         self._live = True
         _forget_in_children(self)
         self._applier = Applier()          # notes whether torch is loaded yet
@@ -279,12 +302,46 @@ class Session:
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        self._close(_exit_status(exc_type, exc), end=None)
+        return False
+
+    # ---- the zero-touch path's (dlprof._auto) ----
+
+    def _close(self, status, end):
+        """Sends what is left and closes; end False leaves the job running for a session taking over."""
         if self._live:
             self._live = False
             _open_sessions.discard(self)
             self._comm.unwrap()
-            self._reporter.close(_exit_status(exc_type, exc), 2 * self._timeout + 1)
-        return False
+            if end is False:
+                self._reporter.end_job = False
+            self._reporter.close(status, 2 * self._timeout + 1)
+
+    def _torch_imported(self):
+        """torch was just imported: its thread counts now, before the job's first use."""
+        if self._live and not self._torch_seen:
+            self._torch_seen = True
+            self._applier.try_interop(self._assigned)
+            self._apply_threads()
+            if self.dist is not None:
+                self._comm.wrap()
+
+    def _restart_clock(self):
+        """The time until now was setup, not a step."""
+        self._last_step = time.monotonic()
+        self._phase_time.clear()
+
+    def _has_phase_setting(self, name):
+        """Whether the config in force has a setting of its own for phase name."""
+        return name in self._overrides
+
+    def _note(self, name, value, phase=None):
+        """One sample outside a step (the phases the zero-touch path found), sent with the next batch."""
+        if self._active():
+            sample = {"t": time.time(), "name": name, "value": value}
+            if phase is not None:
+                sample["phase"] = phase
+            self._buffer.add(self._ran_with(), [sample])
 
     # ---- internals ----
 
@@ -301,7 +358,7 @@ class Session:
         self.dist = self._where()
         if self.dist is not None:
             registration["rank"] = {k: v for k, v in self.dist.items() if k != "external_id"}
-        shared = self.dist["external_id"] if self.dist is not None else slurm_external_id()
+        shared = self.dist["external_id"] if self.dist is not None else external_id()
         for key, value in (("external_id", shared), ("knobs", self._knobs),
                            ("objective", self._objective)):
             if value is not None:

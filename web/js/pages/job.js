@@ -7,8 +7,9 @@
  * configs the tuner assigned laid over it (one strip per phase, a band and a
  * line at each switch), then step time, loss, CPU use and busy threads, IPC
  * and cache misses, GPU and memory where they are counted, the energy
- * attributed to it and its samples per joule, the config it runs now, and
- * every trial with its measured objective.
+ * attributed to it and its samples per joule, the config it runs now, the
+ * phases the client found by itself in an unmodified script, and every
+ * trial with its measured objective.
  */
 import { api, series, latestMap, obj, trial as normTrial, ApiError } from '../api.js';
 import { h, replace, card, facts, table, badge, empty, command, link } from '../dom.js';
@@ -47,7 +48,7 @@ function panelSpecs(collectorNote) {
 }
 
 /* Names the panels above show; any other series is the job's own metric. */
-const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s|comm_wait_s)$|^(cpu|mem|gpu|perf|papi|likwid|sched|load|energy)\.|^rank\d+\./;
+const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s|comm_wait_s)$|^(cpu|mem|gpu|perf|papi|likwid|sched|load|energy|auto)\.|^rank\d+\./;
 
 /*
  * The time of a job's first throughput sample when it precedes the job's
@@ -235,6 +236,34 @@ function trialsCard(trials, objective, now) {
 		], shown)));
 }
 
+/*
+ * The phases the client found by itself (the zero-touch path: the model's
+ * top-level modules and the data loader), each with its share of a step,
+ * as the auto.phase_share and auto.folded_share samples it sent once
+ * carry them; [] for a job that sent none.
+ */
+async function foundPhases(id, phases, range, signal) {
+	const rows = [];
+	for (const ph of phases)
+		for (const [name, folded] of [['auto.phase_share', false], ['auto.folded_share', true]]) {
+			const s = await series(id, name, range[0], range[1], signal, false, ph);
+			if (s.ys.length)
+				rows.push({ phase: ph, share: s.ys[s.ys.length - 1], folded });
+		}
+	return rows.sort((a, b) => a.folded - b.folded || b.share - a.share);
+}
+
+function foundPhasesCard(rows) {
+	if (!rows.length)
+		return null;
+	return card('Phases found in the script', table([
+		{ label: 'Phase', cell: (r) => r.phase },
+		{ label: 'Share of a step', num: true, cell: (r) => fmt.num(100 * r.share) + ' %' },
+		{ label: 'Tuned', cell: (r) => (r.folded ? 'folded into the rest of the step' : 'as a phase of its own') },
+	], rows), h('p', { class: 'chart-note' }, 'The script names no phases: dlprof took each top-level module of ' +
+		'its model and the data loader, and folded those under a few percent of a step.'));
+}
+
 function detailsCard(job) {
 	return card('Details', facts([
 		['Objective', job.objective],
@@ -283,9 +312,11 @@ class JobView {
 		this.energyBox = h('div');
 		this.cfgBox = h('div');
 		this.trialsBox = h('div');
+		this.foundBox = h('div');
+		this.found = null;      /* the phases the client found, once it sent them: they do not change */
 		this.detailsBox = h('div');
 		replace(main, this.head, this.diagBox, this.ranksBox, this.emptyBox, this.tp.el, h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
-			this.missingNote, this.otherGrid, this.energyBox, this.cfgBox, this.trialsBox, this.detailsBox);
+			this.missingNote, this.otherGrid, this.energyBox, this.cfgBox, this.foundBox, this.trialsBox, this.detailsBox);
 	}
 
 	/* Why a panel is empty: what the collector that would fill it says, or that it has not sampled yet. */
@@ -330,6 +361,10 @@ class JobView {
 		this.tp.update(latest, trials, range, job.state === 'running',
 			await series(this.id, 'samples_per_s', range[0], range[1], signal));
 		replace(this.emptyBox, names.size ? null : nothingYet(this.id));
+		if (!this.found && (names.has('auto.phase_share') || names.has('auto.folded_share'))) {
+			this.found = await foundPhases(this.id, job.phases || [], range, signal);
+			replace(this.foundBox, foundPhasesCard(this.found));
+		}
 		await this.updatePanels(job, names, range, signal);
 		replace(this.energyBox, energyCard(job));
 		replace(this.cfgBox, configCard(job));
@@ -360,7 +395,10 @@ class JobView {
 		for (const p of this.panels)
 			if (PROCESS_PANELS.has(p.spec.id))
 				p.spec.optional = noProcess || p.spec.optionalAlways;
-		await Promise.all(this.panels.map((p) => p.update(this.id, names, range[0], range[1], signal, job.phases || [])));
+		/* Phases folded into the rest of the step have no time of their own. */
+		const folded = new Set((this.found || []).filter((r) => r.folded).map((r) => r.phase));
+		const phases = (job.phases || []).filter((ph) => !folded.has(ph));
+		await Promise.all(this.panels.map((p) => p.update(this.id, names, range[0], range[1], signal, phases)));
 		const missing = this.panels.map((p) => p.missing()).filter(Boolean);
 		this.missingNote.textContent = noProcess
 			? 'The job was registered without a pid, so dlprofd has no process to sample: no CPU, threads, memory, counters or GPU figures.'
