@@ -13,7 +13,8 @@ MIGRATIONS = \
 	sql/012_goodput_state.sql \
 	sql/013_cluster_ranks.sql \
 	sql/014_series_codec_v2.sql \
-	sql/015_series_blocks_key.sql
+	sql/015_series_blocks_key.sql \
+	sql/016_job_story.sql
 # The cluster store's schema on PostgreSQL, versioned the same way.
 CLUSTER_MIGRATIONS = \
 	sql/cluster/001_shared.sql \
