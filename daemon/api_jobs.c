@@ -173,6 +173,22 @@ done:
 	json_decref(body);
 }
 
+int api_job_view(const struct http_request *req, int64_t id, json_t **out)
+{
+	json_t *job;
+	int r = store_job_get(req->app->store, id, &job);
+
+	if (r != STORE_OK)
+		return r;
+	/* The ranks other nodes shared, as the cluster thread last read them: no wait on the database. */
+	if (req->app->cluster)
+		cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
+	redact_for(req, job);
+	json_object_set_new(job, "energy", energy_report_json(req->app, job));
+	*out = job;
+	return STORE_OK;
+}
+
 void api_job_get(const struct http_request *req, struct http_response *resp)
 {
 	json_t *job;
@@ -181,16 +197,10 @@ void api_job_get(const struct http_request *req, struct http_response *resp)
 
 	if (api_job_id(req, resp, &id) < 0)
 		return;
-	r = store_job_get(req->app->store, id, &job);
-	if (r != STORE_OK) {
+	if ((r = api_job_view(req, id, &job)) != STORE_OK) {
 		api_store_error(resp, r, "job");
 		return;
 	}
-	/* The ranks other nodes shared, as the cluster thread last read them: no wait on the database. */
-	if (req->app->cluster)
-		cluster_ranks_merge(cluster_ranks_of(req->app->cluster), job);
-	redact_for(req, job);
-	json_object_set_new(job, "energy", energy_report_json(req->app, job));
 	http_reply_json(resp, 200, job);
 }
 
