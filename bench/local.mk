@@ -36,7 +36,8 @@ bench_peers_cluster_load_LDADD = $(PQ_LIBS) -lm
 
 EXTRA_DIST += bench/run bench/cluster bench/README.md bench/RESULTS.md \
 	bench/goodput/README.md bench/goodput/train.py bench/goodput/learning_speedup.py \
-	bench/history/record.py bench/history/train_job.py bench/history/trace-2026-11-26.jsonl.gz
+	bench/history/record.py bench/history/train_job.py bench/history/trace-2026-11-26.jsonl.gz \
+	bench/web/run.mjs
 
 .PHONY: bench bench-peers
 bench-peers: $(BENCH_PEERS)

@@ -67,7 +67,7 @@ await withDaemon(tap, async (d) => {
 		/* The picker adds the third, which reported no loss and ended. */
 		await page.check(`[data-testid=compare-picker] input[data-job="${c.id}"]`);
 		await page.click('[data-testid=compare-picker] ~ p [data-testid=compare-go]');
-		await page.waitForFunction((id) => location.hash.endsWith(`,${id}`), c.id);
+		await page.waitForFunction((want) => location.hash.endsWith(want), `=${a.id},${b2.id},${c.id}`);
 		await page.waitForSelector('main[data-loaded="true"] [data-testid=compare-table]');
 		await page.waitForTimeout(100);
 		tap.equal(await points('compare-throughput'), a.points + b2.points + c.points, 'the picker adds a job to the view');

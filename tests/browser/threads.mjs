@@ -59,7 +59,13 @@ async function rowHeat(page, r) {
 		const idle = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
 		const y0 = Math.round((12 + row * rowH + 2) * dpr), y1 = Math.round((12 + (row + 1) * rowH - 2) * dpr);
 		const x0 = Math.round(c.width / 4);
-		const px = c.getContext('2d').getImageData(x0, y0, c.width - x0, y1 - y0).data;
+		/* Read from a copy: reading the page's own canvas again and again makes chromium warn. */
+		const copy = document.createElement('canvas');
+		copy.width = c.width;
+		copy.height = c.height;
+		const cx = copy.getContext('2d', { willReadFrequently: true });
+		cx.drawImage(c, 0, 0);
+		const px = cx.getImageData(x0, y0, c.width - x0, y1 - y0).data;
 		let sum = 0, cells = 0;
 		for (let i = 0; i < px.length; i += 4)
 			if (px[i + 3] === 255) {
@@ -84,7 +90,14 @@ await withDaemon(tap, async (d) => {
 				{ t, name: 'phase_time_s', phase: 'data', value: 0.03 }, { t, name: 'phase_time_s', phase: 'compute', value: 0.07 }] });
 			await sleep(500);
 		}
-		const api = await d.api('GET', `jobs/${job.id}/threads`);
+		/* A few store intervals read, whatever the machine's load: the first read of a thread is its baseline. */
+		let api;
+		for (let k = 0; k < 100; k++) {
+			api = await d.api('GET', `jobs/${job.id}/threads`);
+			if (api.t.length >= 4 && api.threads.some((t) => t.name === 'spin-worker'))
+				break;
+			await sleep(200);
+		}
 		const page = await b.page();
 		page.setDefaultTimeout(15000);
 		await open(page, d.base, `jobs/${job.id}`);
@@ -114,12 +127,21 @@ await withDaemon(tap, async (d) => {
 		const said = await page.textContent('[data-testid=threads] [data-testid=chart-said]');
 		tap.ok(/^spin-worker \(tid \d+, pid \d+\): [\d.]+ cores, \d\d:\d\d:\d\d–\d\d:\d\d:\d\d \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/.test(said),
 			'heatmap: the arrow keys read a cell: thread, CPU, local times and UTC', said);
-		await page.hover('[data-chart=threads]', { position: { x: 600, y: 40 } });
-		tap.ok(await page.isVisible('.heat-tip'), 'heatmap: pointing at a cell names it');
+		await page.keyboard.press('Escape');
+		/* Point at the middle of the spinning thread's newest cell. */
+		const at = await page.$eval('[data-chart=threads]', (c, row) => ({ x: c.clientWidth - 1, y: 12 + row * 16 + 8 }), spinRow);
+		let tip = '';
+		for (let x = at.x; x > at.x / 4 && !tip; x -= 4) {
+			await page.mouse.move(0, 0);
+			await page.hover('[data-chart=threads]', { position: { x, y: at.y } });
+			tip = await page.isVisible('.heat-tip') ? await page.textContent('.heat-tip') : '';
+		}
+		tap.ok(/^spin-worker \(tid \d+, pid \d+\): [\d.]+ cores/.test(tip), 'heatmap: pointing at a cell names it', tip);
 		await screenshot(page, 'threads-job-1280-light');
 
 		/* Its table and downloads. */
 		await page.click('[data-testid=threads] summary');
+		await page.waitForSelector('[data-testid=threads] .data-table');
 		const rows = await page.$$eval('[data-testid=threads] .data-table tbody tr', (tr) => tr.map((r) => r.firstChild.textContent));
 		tap.equal(rows.length, api.threads.length, 'heatmap table: one row per thread');
 		const csv = await downloaded(page, '[data-testid=threads] [data-testid=export-csv]');
@@ -131,15 +153,22 @@ await withDaemon(tap, async (d) => {
 		tap.ok(json.threads.length === api.threads.length && json.unit === 'cores', 'heatmap JSON: the answer the heatmap drew');
 
 		/* Every chart: table, CSV, JSON, keys.  The CPU panel, for one. */
-		const cpuPoints = Number(await page.getAttribute('[data-chart=cpu]', 'data-points'));
+		/* The chart follows the sampler live: what it drew is read just before and after each. */
+		const drawn = async () => Number(await page.getAttribute('[data-chart=cpu]', 'data-points'));
+		let before = await drawn();
 		await page.click('[data-testid=panel-cpu] summary');
+		await page.waitForSelector('[data-testid=panel-cpu] .data-table');
 		const tableCells = await page.$$eval('[data-testid=panel-cpu] .data-table tbody td', (td) => td.filter((x) => x.textContent !== '–').length);
-		tap.equal(tableCells, cpuPoints, 'CPU chart: its table holds every point drawn');
+		let after = await drawn();
+		tap.ok(tableCells >= before && tableCells <= after && before > 0, 'CPU chart: its table holds every point drawn', { tableCells, before, after });
 		const ccsv = await downloaded(page, '[data-testid=panel-cpu] [data-testid=export-csv]');
 		const header = ccsv.text.split('\n')[0];
 		tap.ok(header.startsWith('t_unix,time_utc,cores used') && ccsv.text.trim().split('\n').length > 2, 'CPU chart: CSV with a column per series', header);
+		before = await drawn();
 		const cjson = JSON.parse((await downloaded(page, '[data-testid=panel-cpu] [data-testid=export-json]')).text);
-		tap.equal(cjson.series.reduce((n, s) => n + s.points.length, 0), cpuPoints, 'CPU chart: JSON with every point drawn');
+		after = await drawn();
+		const jsonPoints = cjson.series.reduce((n, s) => n + s.points.length, 0);
+		tap.ok(jsonPoints >= before && jsonPoints <= after, 'CPU chart: JSON with every point drawn', { jsonPoints, before, after });
 		await page.focus('[data-chart=throughput]');
 		await page.keyboard.press('Home');
 		const tpSaid = await page.textContent('[data-chart=throughput] ~ [data-testid=chart-said]');

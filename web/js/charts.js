@@ -22,6 +22,11 @@ export function theme() {
 	};
 }
 
+/* A value as a series' formatter writes it ((value, tick increment) -> text; 0: no tick), or as a number. */
+export function valueText(f, v) {
+	return f ? f(v, 0) : fmt.num(v);
+}
+
 /* The colour with alpha, for bands: works for #rrggbb. */
 export function alpha(color, a) {
 	const m = /^#([0-9a-f]{6})$/i.exec(color);
@@ -125,7 +130,7 @@ export class Chart {
 		const x = d[0][i];
 		const xText = s.xTime === false ? `${(s.labels && s.labels.x) || 'x'} ${(s.xFmt || fmt.num)(x)}`
 			: `${fmt.time(x)} (${fmt.utc(x)})`;
-		const ys = s.series.map((ser, k) => `${ser.label} ${d[k + 1][i] == null ? 'no value' : (ser.fmt || s.yFmt || fmt.num)(d[k + 1][i], 0)}`);
+		const ys = s.series.map((ser, k) => `${ser.label} ${d[k + 1][i] == null ? 'no value' : valueText(ser.fmt || s.yFmt, d[k + 1][i])}`);
 		return `${xText}: ${ys.join('; ')}`;
 	}
 

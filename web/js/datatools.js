@@ -82,7 +82,7 @@ function tableOf(src) {
 	for (let i = shown; i < xs.length; i++)
 		rows.push(h('tr', {}, h('th', { scope: 'row' }, xCell(xs[i])),
 			cols.slice(1).map((ys, k) => h('td', { class: 'num' },
-				ys[i] === null || ys[i] === undefined ? '–' : (src.series[k].fmt || fmt.num)(ys[i], 0)))));
+				ys[i] === null || ys[i] === undefined ? '–' : src.series[k].fmt ? src.series[k].fmt(ys[i], 0) : fmt.num(ys[i])))));
 	return [
 		shown ? h('p', { class: 'chart-note' }, `The latest ${TABLE_ROWS} of ${xs.length} rows; the downloads have them all.`) : null,
 		h('div', { class: 'table-wrap data-table', tabindex: 0, role: 'region', 'aria-label': `${src.title}: the numbers` },

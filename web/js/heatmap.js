@@ -97,6 +97,9 @@ export class ThreadsCard {
 		this.data = body;
 		this.el.hidden = !body.threads.length && !why;
 		const n = body.threads.length, cols = body.t.length;
+		/* The cell the keys were on may be gone (a thread ended, the range moved). */
+		if (this.cur && (this.cur.r >= n || this.cur.c >= cols))
+			this.cur = null;
 		this.canvas.dataset.threads = String(n);
 		this.canvas.dataset.columns = String(cols);
 		this.canvas.setAttribute('aria-label', n ? `Heatmap of ${n} threads over ${cols} intervals: arrow keys read each cell` : 'No threads');

@@ -84,7 +84,9 @@ function picker(all, chosen) {
 	const msg = h('span', { class: 'muted', 'aria-live': 'polite' });
 	const go = h('button', { type: 'button', 'data-testid': 'compare-go' }, 'Compare');
 	go.addEventListener('click', () => {
-		const ids = boxes.map((li) => li.querySelector('input')).filter((b) => b.checked).map((b) => b.value);
+		const ticked = boxes.map((li) => li.querySelector('input')).filter((b) => b.checked).map((b) => b.value);
+		/* The jobs shown keep their order (and colours); those ticked now follow. */
+		const ids = [...chosen.filter((id) => ticked.includes(id)), ...ticked.filter((id) => !chosen.includes(id))];
 		if (ids.length < 2 || ids.length > MAX_JOBS) {
 			msg.textContent = `Tick two to ${MAX_JOBS} jobs (${ids.length} ticked).`;
 			return;
