@@ -45,7 +45,8 @@ bench_peers_cluster_load_LDADD = $(PQ_LIBS) -lm
 EXTRA_DIST += bench/run bench/cluster bench/projection bench/README.md bench/RESULTS.md \
 	bench/goodput/README.md bench/goodput/train.py bench/goodput/learning_speedup.py \
 	bench/history/record.py bench/history/train_job.py bench/history/trace-2026-11-26.jsonl.gz \
-	bench/history/trace-2026-11-26-quantum.jsonl.gz bench/history/trace-2026-11-27.jsonl.gz
+	bench/history/trace-2026-11-26-quantum.jsonl.gz bench/history/trace-2026-11-27.jsonl.gz \
+	bench/web/run.mjs
 
 .PHONY: bench bench-peers
 bench-peers: $(BENCH_PEERS)

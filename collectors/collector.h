@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 
-#define COLLECTOR_VERSION 1
+#define COLLECTOR_VERSION 2
 
 /* What a sampling call says about the collector as a whole. */
 enum collector_result {
@@ -53,11 +53,26 @@ struct collector_value {
 	char name[65];               /* [a-z0-9_.]{1,64} */
 };
 
+/*
+ * What a series is, in words, for views: the name of the thread that a
+ * per-thread series measures.  key is the series' name up to its last
+ * part ("thread.PID.TID"); text is printable ASCII.  Emitted when a
+ * collector first sees what it names, and again when that changes.
+ */
+struct collector_label {
+	int64_t job_id;              /* 0: the node */
+	char key[65];                /* [a-z0-9_.]{1,64} */
+	char text[65];
+};
+
 /* A growing buffer of values for one tick; collectors only append. */
 struct collector_out {
 	struct collector_value *v;
 	size_t n;
 	size_t cap;
+	struct collector_label *labels;  /* this tick's labels (collector_put_label) */
+	size_t nlabels;
+	size_t labels_cap;
 	double t;                    /* the tick's unix time, stamped on each value */
 	double mono;                 /* the tick's CLOCK_MONOTONIC time, for rates */
 	int failed;                  /* an allocation failed: values were dropped */
@@ -76,6 +91,12 @@ struct collector_out {
  */
 void collector_put(struct collector_out *out, int64_t job_id, double value, const char *name_fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/*
+ * Appends one label (see struct collector_label): text is copied, bytes
+ * outside printable ASCII become '?' and what does not fit is cut.
+ * Drops it and sets out->failed when memory runs out, as collector_put.
+ */
+void collector_put_label(struct collector_out *out, int64_t job_id, const char *key, const char *text);
 /*
  * A measured value at its measurement's resolution: rounded to the coarsest
  * step of 1, 2 or 5 x 10^-d (0 <= d <= 6, never above 1) not above

@@ -186,6 +186,11 @@ const char *
 metric_unit(const char *name)
 {
 	const struct metric_info *m = metric_of(1, name);
+	size_t len = strlen(name);
+
+	/* A thread's own CPU (proc.c: thread.PID.TID.cores), kept for the heatmap and not exported: no row. */
+	if (strncmp(name, "thread.", 7) == 0 && len > 6 && strcmp(name + len - 6, ".cores") == 0)
+		return "cores";
 
 	if (m == NULL)
 		m = metric_of(0, name);

@@ -6,9 +6,12 @@
  * the threads).  On detail ticks (collector_out.detail: when the sampler
  * stores), also per thread: how many threads really work and the busiest
  * one, how often they were put on a CPU and how long they waited for one
- * (task/TID/schedstat), and the CPUs the job may use (affinity, cpuset,
- * cgroup quota).  Thread figures are over the time since the last detail
- * tick, so nothing is lost between them: the counters are cumulative.
+ * (task/TID/schedstat), each thread's own CPU in cores
+ * (thread.PID.TID.cores, for the dashboard's heatmap) with its name as the
+ * series' label (task/TID/comm, read when the thread is new and once a
+ * minute), and the CPUs the job may use (affinity, cpuset, cgroup quota).
+ * Thread figures are over the time since the last detail tick, so nothing
+ * is lost between them: the counters are cumulative.
  *
  * The files read every tick stay open and are re-read with pread (see
  * procfs_openf): on a VM the path lookup costs five times the read.  Rates
@@ -42,12 +45,21 @@
  * at the next one, not a minute on.
  */
 #define PROC_LIMITS_EVERY_S 60.0
+/* How often every thread's name is read again (a new thread's is read at once). */
+#define PROC_NAMES_EVERY_S 60.0
+/*
+ * Threads of one job with a series of their own (thread.PID.TID.cores):
+ * the first this many in pid and tid order; a job that makes threads
+ * without end would otherwise make series without end.
+ */
+#define PROC_MAX_THREAD_SERIES 1024
 
 struct proc_task {
 	pid_t tid;
 	int fd;                        /* task/TID/schedstat (or stat), kept open; -1: by path */
 	unsigned long long cpu_ns;     /* from schedstat, or stat's ticks in ns */
 	unsigned long long wait_ns, slices;  /* schedstat only */
+	char comm[16];                 /* its name as last read; "" not yet */
 };
 
 struct proc_proc {
@@ -74,6 +86,7 @@ struct proc_job {
 	size_t nprocs;
 	size_t open_threads;           /* task descriptors held */
 	double limits_mono;            /* when the limits were read; 0: never */
+	double names_mono;             /* when every thread's name was last read; 0: never */
 	int allowed, cpuset;           /* CPUs; 0: unknown */
 	double quota;                  /* cores; 0: none */
 	double mem_limit;              /* bytes, its first process's memory cgroup; 0: none */
@@ -103,8 +116,13 @@ struct proc_tally {
 	long long rss_pages;
 };
 
-/* What a detail read adds up over a job's threads. */
+/* What a detail read adds up over a job's threads, and where their own series go. */
 struct proc_detail {
+	struct collector_out *out;
+	int64_t job_id;
+	pid_t pid;                     /* the process whose threads are being read */
+	int names;                     /* read every thread's name again */
+	size_t thread_series;          /* threads given a series so far */
 	long busy_threads;
 	double max_thread_ns;          /* the busiest thread's CPU time in the interval */
 	unsigned long long dwait_ns, dslices;
@@ -365,15 +383,18 @@ proc_read_task(struct proc_ctx *c, struct proc_job *j, pid_t pid, struct proc_ta
 	return 0;
 }
 
-/* Adds one thread's figures since old (NULL: no baseline) to the detail tally. */
-static void
+/*
+ * Adds one thread's figures since old (NULL: no baseline) to the detail
+ * tally; returns its CPU time in the interval in ns, or -1 without a baseline.
+ */
+static double
 proc_tally_task(const struct proc_ctx *c, const struct proc_task *old, const struct proc_task *cur, double elapsed,
 		struct proc_detail *d)
 {
 	double ns;           /* the thread's CPU time in the interval */
 
 	if (old == NULL || elapsed <= 0 || cur->cpu_ns < old->cpu_ns)
-		return;
+		return -1;
 	ns = (double)(cur->cpu_ns - old->cpu_ns);
 	if (ns / 1e9 / elapsed >= PROC_BUSY_THREAD_CORES)
 		d->busy_threads++;
@@ -384,6 +405,46 @@ proc_tally_task(const struct proc_ctx *c, const struct proc_task *old, const str
 		d->dslices += cur->slices - old->slices;
 		d->have_sched = 1;
 	}
+	return ns;
+}
+
+/* CPU time ns over elapsed seconds, in cores: nanoseconds with schedstat, else jiffies (proc_read_task). */
+static double
+proc_thread_cores(const struct proc_ctx *c, double ns, double elapsed)
+{
+	return c->schedstat ? collector_clock_cores(ns, elapsed)
+			    : collector_resolved(ns / 1e9 / elapsed, 1.0 / (double)c->hz / elapsed);
+}
+
+/*
+ * A thread's own series: its CPU in cores over the interval (ns < 0: no
+ * baseline yet, no value) and, when it is new, renamed, or the names are
+ * due again, its name (task/TID/comm) as the series' label.  A thread
+ * that cannot be named keeps its tid alone.
+ */
+static void
+proc_thread_out(const struct proc_ctx *c, struct proc_detail *d, struct proc_task *task, double ns, double elapsed)
+{
+	char key[64], buf[64];
+	ssize_t n;
+
+	if (d->thread_series >= PROC_MAX_THREAD_SERIES)
+		return;
+	d->thread_series++;
+	snprintf(key, sizeof(key), "thread.%d.%d", (int)d->pid, (int)task->tid);
+	if (ns >= 0 && elapsed > 0)
+		collector_put(d->out, d->job_id, proc_thread_cores(c, ns, elapsed), "%s.cores", key);
+	if (task->comm[0] != '\0' && !d->names)
+		return;
+	n = procfs_readf(buf, sizeof(buf), "%s/%d/task/%d/comm", c->proc_root, (int)d->pid, (int)task->tid);
+	if (n <= 0)
+		return;
+	buf[strcspn(buf, "\n")] = '\0';
+	/* The kernel's comm holds 15 bytes; a longer read is not a name. */
+	if (buf[0] == '\0' || strlen(buf) >= sizeof(task->comm) || strcmp(buf, task->comm) == 0)
+		return;
+	snprintf(task->comm, sizeof(task->comm), "%.15s", buf);
+	collector_put_label(d->out, d->job_id, key, task->comm);
 }
 
 /*
@@ -410,7 +471,7 @@ proc_reread_tasks(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, d
 			return -1;
 		}
 	for (k = 0; k < p->ntasks; k++)
-		proc_tally_task(c, &p->tasks[k], &nt[k], elapsed, d);
+		proc_thread_out(c, d, &nt[k], proc_tally_task(c, &p->tasks[k], &nt[k], elapsed, d), elapsed);
 	free(p->tasks);
 	p->tasks = nt;
 	return 0;
@@ -433,6 +494,7 @@ proc_detail_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, dou
 	size_t k = 0, m = 0;
 	int counts_new = p->listed || proc_started_since(c, j->detail_unix, p->starttime);
 	char dir[512];
+	double ns;
 
 	if (proc_reread_tasks(c, j, p, elapsed, d) == 0)
 		return;
@@ -457,7 +519,8 @@ proc_detail_pid(struct proc_ctx *c, struct proc_job *j, struct proc_proc *p, dou
 			}
 			continue;  /* exited between the listing and the read */
 		}
-		proc_tally_task(c, old != NULL ? old : counts_new ? &zero : NULL, &nt[m], elapsed, d);
+		ns = proc_tally_task(c, old != NULL ? old : counts_new ? &zero : NULL, &nt[m], elapsed, d);
+		proc_thread_out(c, d, &nt[m], ns, elapsed);
 		m++;
 	}
 	free(tids);
@@ -593,16 +656,19 @@ proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 	size_t i;
 
 	memset(&d, 0, sizeof(d));
+	d.out = out;
+	d.job_id = job->id;
+	d.names = j->names_mono == 0 || out->mono - j->names_mono >= PROC_NAMES_EVERY_S;
+	if (d.names)
+		j->names_mono = out->mono;
 	for (i = 0; i < j->nprocs; i++)
-		if (j->procs[i].live)
+		if (j->procs[i].live) {
+			d.pid = j->procs[i].pid;
 			proc_detail_pid(c, j, &j->procs[i], elapsed, &d);
+		}
 	if (elapsed > 0) {
 		collector_put(out, job->id, (double)d.busy_threads, "cpu.busy_threads");
-		/* A thread's CPU time counts nanoseconds with schedstat, else jiffies (proc_read_task). */
-		collector_put(out, job->id,
-			      c->schedstat ? collector_clock_cores(d.max_thread_ns, elapsed)
-					   : collector_resolved(d.max_thread_ns / 1e9 / elapsed, 1.0 / (double)c->hz / elapsed),
-			      "cpu.thread_max_cores");
+		collector_put(out, job->id, proc_thread_cores(c, d.max_thread_ns, elapsed), "cpu.thread_max_cores");
 		if (d.have_sched) {
 			collector_put(out, job->id, collector_resolved((double)d.dslices / elapsed, 1 / elapsed),
 				      "sched.switches_per_s");

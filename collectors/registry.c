@@ -45,6 +45,7 @@ void
 collector_out_reset(struct collector_out *out, double t, double mono)
 {
 	out->n = 0;
+	out->nlabels = 0;
 	out->t = t;
 	out->mono = mono;
 	out->failed = 0;
@@ -57,6 +58,9 @@ collector_out_free(struct collector_out *out)
 	free(out->v);
 	out->v = NULL;
 	out->n = out->cap = 0;
+	free(out->labels);
+	out->labels = NULL;
+	out->nlabels = out->labels_cap = 0;
 }
 
 double
@@ -101,4 +105,29 @@ collector_put(struct collector_out *out, int64_t job_id, double value, const cha
 	v->t = out->t;
 	v->value = value;
 	out->n++;
+}
+
+void
+collector_put_label(struct collector_out *out, int64_t job_id, const char *key, const char *text)
+{
+	struct collector_label *nl, *l;
+	size_t i;
+
+	if (strlen(key) >= sizeof(l->key))
+		return;  /* as collector_put: a key that does not fit is a programming error */
+	if (out->nlabels == out->labels_cap) {
+		nl = array_grow(out->labels, &out->labels_cap, out->nlabels + 1, sizeof(*nl));
+		if (nl == NULL) {
+			out->failed = 1;
+			return;
+		}
+		out->labels = nl;
+	}
+	l = &out->labels[out->nlabels++];
+	l->job_id = job_id;
+	memcpy(l->key, key, strlen(key) + 1);
+	/* Names come from processes (a thread's comm): JSON and the page want printable text. */
+	for (i = 0; i + 1 < sizeof(l->text) && text[i] != '\0'; i++)
+		l->text[i] = text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+	l->text[i] = '\0';
 }

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "router.h"
 
 /* api_node.c */
@@ -29,6 +31,12 @@ void api_job_metrics(const struct http_request *req, struct http_response *resp)
 /* api_series.c */
 void api_job_series(const struct http_request *req, struct http_response *resp);
 void api_job_live(const struct http_request *req, struct http_response *resp);
+/* api_threads.c */
+void api_job_threads(const struct http_request *req, struct http_response *resp);
+/* api_timeline.c */
+void api_job_timeline(const struct http_request *req, struct http_response *resp);
+/* api_record.c */
+void api_job_record(const struct http_request *req, struct http_response *resp);
 /* api_prometheus.c */
 void api_metrics(const struct http_request *req, struct http_response *resp);
 /* api_workloads.c */
@@ -53,5 +61,24 @@ void api_caller(const struct http_request *req, struct jobs_caller *who);
 void api_jobs_error(struct http_response *resp, int err, const char *why, const char *what);
 /* Maps a store error to a reply (503 with Retry-After for busy/unavailable). */
 void api_store_error(struct http_response *resp, int err, const char *what);
+/*
+ * api_series.c: an optional finite number argument key (*has: given), and
+ * the from/to/step arguments of a range read (to not before from, step
+ * above 0).  Reply 400 and return -1 when malformed.
+ */
+int api_query_number(const struct http_request *req, struct http_response *resp, const char *key, bool *has, double *v);
+int api_query_range(const struct http_request *req, struct http_response *resp, bool *has_from, double *from,
+		    bool *has_to, double *to, bool *has_step, double *step);
+/*
+ * api_jobs.c: job id as GET /api/v1/jobs/{id} shows it to this request's
+ * caller (other nodes' ranks merged, the command hidden from readers who
+ * may not see it, its energy), a new object in *out; a store error.
+ */
+int api_job_view(const struct http_request *req, int64_t id, json_t **out);
+/*
+ * api_timeline.c: the events of job (api_job_view's) as
+ * GET /api/v1/jobs/{id}/timeline lists them, a new array in *out; a store error.
+ */
+int api_timeline_events(const struct http_request *req, int64_t id, const json_t *job, json_t **out);
 
 #endif

@@ -169,6 +169,14 @@ done:
 	json_decref(body);
 }
 
+int api_job_view(const struct http_request *req, int64_t id, json_t **out)
+{
+	int r;
+
+	*out = job_view_json(req->app, id, redacted_for(req), &r);
+	return r;
+}
+
 void api_job_get(const struct http_request *req, struct http_response *resp)
 {
 	bool redacted = redacted_for(req);

@@ -21,9 +21,8 @@
 #include "store_series.h"
 #include "validate.h"
 
-/* Parses an optional finite number argument; replies 400 and returns -1 when malformed. */
-static int
-query_number(const struct http_request *req, struct http_response *resp, const char *key, bool *has, double *v)
+int
+api_query_number(const struct http_request *req, struct http_response *resp, const char *key, bool *has, double *v)
 {
 	const char *text = http_query(req, key);
 	char *end;
@@ -39,6 +38,25 @@ query_number(const struct http_request *req, struct http_response *resp, const c
 		return -1;
 	}
 	*has = true;
+	return 0;
+}
+
+int
+api_query_range(const struct http_request *req, struct http_response *resp, bool *has_from, double *from, bool *has_to,
+		double *to, bool *has_step, double *step)
+{
+	if (api_query_number(req, resp, "from", has_from, from) < 0 ||
+	    api_query_number(req, resp, "to", has_to, to) < 0 ||
+	    api_query_number(req, resp, "step", has_step, step) < 0)
+		return -1;
+	if (*has_from && *has_to && *to < *from) {
+		http_reply_error(resp, 400, "bad_request", "to (%.3f) is before from (%.3f)", *to, *from);
+		return -1;
+	}
+	if (*has_step && !(*step > 0)) {
+		http_reply_error(resp, 400, "bad_request", "step must be a positive number of seconds");
+		return -1;
+	}
 	return 0;
 }
 
@@ -62,19 +80,7 @@ series_query(const struct http_request *req, struct http_response *resp, struct 
 		http_reply_error(resp, 400, "bad_request", "phase must be printable text of 1 to 64 bytes");
 		return -1;
 	}
-	if (query_number(req, resp, "from", &q->has_from, &q->from) < 0 ||
-	    query_number(req, resp, "to", &q->has_to, &q->to) < 0 ||
-	    query_number(req, resp, "step", &q->has_step, &q->step) < 0)
-		return -1;
-	if (q->has_from && q->has_to && q->to < q->from) {
-		http_reply_error(resp, 400, "bad_request", "to (%.3f) is before from (%.3f)", q->to, q->from);
-		return -1;
-	}
-	if (q->has_step && !(q->step > 0)) {
-		http_reply_error(resp, 400, "bad_request", "step must be a positive number of seconds");
-		return -1;
-	}
-	return 0;
+	return api_query_range(req, resp, &q->has_from, &q->from, &q->has_to, &q->to, &q->has_step, &q->step);
 }
 
 void

@@ -235,7 +235,7 @@ windows_read(struct store *st, int64_t id, double from, double to, double min_wi
 		for (size_t g = 0; g < NGAUGES; g++)
 			ws->last[i * NGAUGES + g] = NAN;
 	}
-	r = store_series_buckets(st, id, from, to, *width, on_bucket, ws);
+	r = store_series_buckets(st, id, NULL, from, to, *width, on_bucket, ws);
 	/*
 	 * A job is judged as of its last sample: windows after it (a stalled
 	 * job, a clock stepped forward) hold nothing to judge.
@@ -274,9 +274,9 @@ options_get(struct diag *d, struct diag_options *o)
 	pthread_mutex_unlock(&d->lock);
 }
 
-/* A running job over its last lookback_s; an ended one over its whole life. */
+/* A running job over its last lookback_s (life: from its start); an ended one over its whole life. */
 static int
-job_diagnose(struct diag *d, int64_t id, const struct diag_options *o, struct job_diag *jd)
+job_diagnose(struct diag *d, int64_t id, const struct diag_options *o, bool life, struct job_diag *jd)
 {
 	struct windows ws;
 	const char *state;
@@ -291,7 +291,7 @@ job_diagnose(struct diag *d, int64_t id, const struct diag_options *o, struct jo
 	started = json_number_value(json_object_get(jd->job, "started"));
 	if (jd->running) {
 		jd->to = now;
-		jd->from = now - o->lookback_s > started ? now - o->lookback_s : started;
+		jd->from = !life && now - o->lookback_s > started ? now - o->lookback_s : started;
 	} else {
 		jd->from = started;
 		/* The window that holds the end is stored when it closes, a little after. */
@@ -311,11 +311,11 @@ job_diagnose(struct diag *d, int64_t id, const struct diag_options *o, struct jo
 	return STORE_OK;
 }
 
-/* Whether verdict v belongs in the report: a running job shows what holds now. */
+/* Whether verdict v belongs in the report (life: every one does): a running job shows what holds now. */
 static bool
-shown(const struct job_diag *jd, const struct diag_verdict *v)
+shown(const struct job_diag *jd, const struct diag_verdict *v, bool life)
 {
-	return !jd->running || v->active;
+	return life || !jd->running || v->active;
 }
 
 /* Where the tuner's number comes from, priced: "learned on 12 jobs of this workload: +48% over ...". */
@@ -519,42 +519,59 @@ why_uncounted(struct diag *d, const char *why)
 	return json_string(text);
 }
 
+/*
+ * Job id diagnosed into *out (allocated; the caller frees it and its job)
+ * with its verdicts as JSON, the straggler first: those its report shows,
+ * or with life every one of its whole life; and its ranks.
+ */
+static int
+diagnose_json(struct diag *d, int64_t id, const struct diag_options *o, bool life, struct job_diag **out,
+	      json_t **verdicts, json_t **ranks)
+{
+	struct job_diag *jd;
+	size_t i;
+	int r;
+
+	if ((jd = malloc(sizeof(*jd))) == NULL) {
+		log_warn("%s: malloc", __func__);
+		return STORE_EIO;
+	}
+	if ((r = job_diagnose(d, id, o, life, jd)) != STORE_OK) {
+		free(jd);
+		return r;
+	}
+	*verdicts = json_array();
+	*ranks = json_array();
+	for (i = 0; i < jd->nv; i++)
+		if (shown(jd, &jd->v[i], life))
+			json_array_append_new(*verdicts, verdict_json(d, jd, &jd->v[i]));
+	if ((r = ranks_report(d, id, jd, *ranks, *verdicts)) != STORE_OK) {
+		json_decref(*ranks);
+		json_decref(*verdicts);
+		json_decref(jd->job);
+		free(jd);
+		return r;
+	}
+	*out = jd;
+	return STORE_OK;
+}
+
 int
 diag_report(struct diag *d, int64_t id, json_t **out)
 {
 	struct diag_options o;
 	struct job_diag *jd;
 	json_t *verdicts, *undecided, *ranks;
-	size_t i;
 	int r;
 
 	if (d == NULL)
 		return STORE_ENOTFOUND;
-	if ((jd = malloc(sizeof(*jd))) == NULL) {
-		log_warn("%s: malloc", __func__);
-		return STORE_EIO;
-	}
 	options_get(d, &o);
-	if ((r = job_diagnose(d, id, &o, jd)) != STORE_OK) {
-		free(jd);
+	if ((r = diagnose_json(d, id, &o, false, &jd, &verdicts, &ranks)) != STORE_OK)
 		return r;
-	}
-	verdicts = json_array();
 	undecided = json_array();
-	for (i = 0; i < jd->nv; i++)
-		if (shown(jd, &jd->v[i]))
-			json_array_append_new(verdicts, verdict_json(d, jd, &jd->v[i]));
 	if (jd->undecided)
 		json_array_append_new(undecided, why_uncounted(d, jd->why));
-	ranks = json_array();
-	if ((r = ranks_report(d, id, jd, ranks, verdicts)) != STORE_OK) {
-		json_decref(ranks);
-		json_decref(verdicts);
-		json_decref(undecided);
-		json_decref(jd->job);
-		free(jd);
-		return r;
-	}
 	*out = json_pack("{s:I,s:O,s:s,s:f,s:f,s:o,s:o,s:o,s:o,s:o*}", "job", (json_int_t)id, "workload",
 			 json_object_get(jd->job, "workload"), "state", jd->running ? "running" : "ended", "from",
 			 jd->from, "to", jd->to, "headline", headline(jd, verdicts, &o), "verdicts", verdicts,
@@ -563,6 +580,25 @@ diag_report(struct diag *d, int64_t id, json_t **out)
 	json_decref(jd->job);
 	free(jd);
 	return *out != NULL ? STORE_OK : STORE_EIO;
+}
+
+int
+diag_history(struct diag *d, int64_t id, json_t **out)
+{
+	struct diag_options o;
+	struct job_diag *jd;
+	json_t *ranks;
+	int r;
+
+	if (d == NULL)
+		return STORE_ENOTFOUND;
+	options_get(d, &o);
+	if ((r = diagnose_json(d, id, &o, true, &jd, out, &ranks)) != STORE_OK)
+		return r;
+	json_decref(ranks);
+	json_decref(jd->job);
+	free(jd);
+	return STORE_OK;
 }
 
 /* Remembers a job's active kinds; when the cache is full, entries older than a window make room. */
@@ -615,7 +651,7 @@ diag_active(struct diag *d, int64_t id, unsigned *kinds)
 		log_warn("%s: malloc", __func__);
 		return STORE_EIO;
 	}
-	if ((r = job_diagnose(d, id, &o, jd)) != STORE_OK) {
+	if ((r = job_diagnose(d, id, &o, false, jd)) != STORE_OK) {
 		free(jd);
 		return r;
 	}

@@ -58,6 +58,16 @@ void diag_set_options(struct diag *d, const struct diag_options *opt);
 int diag_report(struct diag *d, int64_t id, json_t **out);
 
 /*
+ * Every verdict of job id's whole life, as a new JSON array in *out of
+ * diag_report's verdict objects (the straggler first): each with since and,
+ * unless it holds now, until.  Verdicts are not stored as they happen:
+ * this is what the rules and thresholds in force say of the stored series
+ * (a running job from its start, not only its last lookback_s).
+ * STORE_ENOTFOUND: no such job, or d is NULL (the diagnosis is off).
+ */
+int diag_history(struct diag *d, int64_t id, json_t **out);
+
+/*
  * The kinds of verdict active now for running job id, as bits (1 << kind),
  * computed at most once per window_s (none when d is NULL).  Returns
  * STORE_OK or a store error.

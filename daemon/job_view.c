@@ -138,6 +138,22 @@ shared_elsewhere(const struct app *app, const json_t *job)
 	return app->cluster != NULL && json_integer_value(json_object_get(job, "world_size")) > 1;
 }
 
+json_t *
+job_view_json(struct app *app, int64_t id, bool redacted, int *err)
+{
+	json_t *job;
+
+	if ((*err = store_job_get(app->store, id, &job)) != STORE_OK)
+		return NULL;
+	/* The ranks other nodes shared, as the cluster thread last read them: no wait on the database. */
+	if (app->cluster != NULL)
+		cluster_ranks_merge(cluster_ranks_of(app->cluster), job);
+	if (redacted)
+		job_view_redact(job);
+	json_object_set_new(job, "energy", energy_report_json(app->store, app->sampler, job));
+	return job;
+}
+
 char *
 job_view_text(struct app *app, int64_t id, bool redacted, size_t *len, int *err)
 {
@@ -149,15 +165,9 @@ job_view_text(struct app *app, int64_t id, bool redacted, size_t *len, int *err)
 	*err = STORE_OK;
 	if (app->job_views != NULL && (text = cached(app->job_views, id, redacted, gen, len)) != NULL)
 		return text;
-	if ((*err = store_job_get(app->store, id, &job)) != STORE_OK)
+	if ((job = job_view_json(app, id, redacted, err)) == NULL)
 		return NULL;
 	volatile_view = shared_elsewhere(app, job);
-	/* The ranks other nodes shared, as the cluster thread last read them: no wait on the database. */
-	if (app->cluster != NULL)
-		cluster_ranks_merge(cluster_ranks_of(app->cluster), job);
-	if (redacted)
-		job_view_redact(job);
-	json_object_set_new(job, "energy", energy_report_json(app, job));
 	if ((text = http_json_text(job, len)) == NULL) {
 		*err = STORE_EIO;
 		return NULL;

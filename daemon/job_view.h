@@ -25,6 +25,12 @@ size_t job_views_count(struct job_views *v);
  * the job is unknown (STORE_ENOTFOUND) or the store or memory failed.
  * Any thread.
  */
+/*
+ * The view of job id as a new JSON object (other nodes' ranks merged, its
+ * energy), redacted as above; NULL with *err a store_err.  Any thread.
+ */
+json_t *job_view_json(struct app *app, int64_t id, bool redacted, int *err);
+
 char *job_view_text(struct app *app, int64_t id, bool redacted, size_t *len, int *err);
 
 /*

@@ -19,6 +19,7 @@
 #include "diagnosis.h"
 #include "log.h"
 #include "procfs.h"
+#include "store_events.h"
 #include "store_series.h"
 #include "tuner.h"
 #include "validate.h"
@@ -186,6 +187,12 @@ static int join(struct jobs *j, const struct jobs_caller *who, const struct job_
 	return store_job_join(j->store, spec, id, adopted);
 }
 
+/* Why the tuner gave job id the config it answered last, for its timeline; NULL without a tuner. */
+static const char *why_given(struct jobs *j, int64_t id)
+{
+	return j->tuner ? tuner_job_why(j->tuner, id) : NULL;
+}
+
 /* The config a new job starts with: the tuner's choice, or none yet. */
 static json_t *initial_config(struct jobs *j, int64_t id, const struct job_spec *spec, const json_t *knobs)
 {
@@ -243,7 +250,7 @@ int jobs_register(struct jobs *j, const struct jobs_caller *who, struct job_spec
 	}
 	*config = initial_config(j, *id, spec, knobs);
 	text = json_dumps(*config, JSON_COMPACT | JSON_SORT_KEYS);
-	r = text ? store_job_set_config(j->store, *id, text) : STORE_OK;
+	r = text ? store_job_set_config(j->store, *id, text, spec->started, why_given(j, *id)) : STORE_OK;
 	free(text);
 	if (r != STORE_OK) {
 		json_decref(*config);
@@ -263,6 +270,18 @@ int jobs_register_found(struct jobs *j, struct job_spec *spec, int64_t first_pid
 	return store_job_register(j->store, spec, id);
 }
 
+/* A rank's end for the job's timeline; the rank's row keeps its state, not when it left. */
+static void rank_left(struct jobs *j, int64_t id, int rank, double when, bool has_exit, int exit_status)
+{
+	json_t *detail = json_pack("{s:i,s:o}", "rank", rank, "exit_status",
+				   has_exit ? json_integer(exit_status) : json_null());
+
+	/* The rank has ended either way: a failure here (logged by the store) loses one line of the story. */
+	if (detail)
+		(void)store_job_event(j->store, id, when, "rank_left", detail);
+	json_decref(detail);
+}
+
 int jobs_end(struct jobs *j, const struct jobs_caller *who, int64_t id, int rank, double when, bool has_exit,
 	     int exit_status, char *why, size_t why_len)
 {
@@ -280,6 +299,8 @@ int jobs_end(struct jobs *j, const struct jobs_caller *who, int64_t id, int rank
 		r = store_job_end(j->store, id, when, has_exit, exit_status);
 	if (r != STORE_OK)
 		return r;
+	if (rank >= 0)
+		rank_left(j, id, rank, when, has_exit, exit_status);
 	if (ended && j->tuner)
 		tuner_job_end(j->tuner, id);
 	return STORE_OK;
@@ -324,7 +345,7 @@ static void keep_config(struct jobs *j, const struct jobs_batch *b, json_t **con
 		text = json_dumps(*config, JSON_COMPACT | JSON_SORT_KEYS);
 		/* The samples are committed; a failure here only delays the job view. */
 		if (text)
-			store_job_set_config(j->store, b->id, text);
+			store_job_set_config(j->store, b->id, text, clock_now_s(), why_given(j, b->id));
 		free(text);
 	}
 }

@@ -20,6 +20,7 @@
 #include "live.h"
 #include "log.h"
 #include "sampler.h"
+#include "store_series.h"
 
 /* Asks the browser to reconnect after this many ms when a stream ends (a restart, the hub full). */
 #define LIVE_RETRY "retry: 2000\n\n"
@@ -175,7 +176,8 @@ live_stream_cancel(void *stream)
 
 /*
  * The next event into ls->buf when the sampler has a tick newer than the
- * last one sent: {"t", "job", "values": {name: value}}, t in whole
+ * last one sent: {"t", "job", "values": {name: value}} (no per-thread
+ * series), t in whole
  * milliseconds like the stored points.  Nothing when out of memory: the
  * next tick tries again.
  */
@@ -191,8 +193,10 @@ stream_fill(struct live_stream *ls)
 		return;
 	t = round(snap.t * 1000.0) / 1000.0;
 	if (snap.t > 0 && t != ls->sent_t && (values = json_object()) != NULL) {
+		/* Per-thread series change once a store interval and a job may have hundreds: the heatmap reads them. */
 		for (size_t i = 0; i < snap.nvalues; i++)
-			if (snap.values[i].job_id == ls->job_id)
+			if (snap.values[i].job_id == ls->job_id &&
+			    strncmp(snap.values[i].name, STORE_THREAD_PREFIX, sizeof(STORE_THREAD_PREFIX) - 1) != 0)
 				json_object_set_new(values, snap.values[i].name, json_real(snap.values[i].value));
 		ev = json_pack("{s:f,s:I,s:o}", "t", t, "job", (json_int_t)ls->job_id, "values", values);
 		text = ev != NULL ? json_dumps(ev, JSON_COMPACT) : NULL;

@@ -10,6 +10,8 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/migrations.h \
 	daemon/store.c daemon/store.h daemon/store_internal.h \
 	daemon/store_jobs.c \
+	daemon/store_events.c daemon/store_events.h \
+	daemon/store_labels.c daemon/store_labels.h \
 	daemon/store_ranks.c \
 	daemon/store_samples.c \
 	daemon/store_pending.c \
@@ -42,6 +44,10 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/store_tiers.c \
 	daemon/store_times.c \
 	daemon/api_series.c \
+	daemon/api_threads.c \
+	daemon/timeline.c daemon/timeline.h \
+	daemon/api_timeline.c \
+	daemon/api_record.c \
 	daemon/live.c daemon/live.h \
 	daemon/api_prometheus.c \
 	daemon/cluster.c daemon/cluster.h daemon/cluster_sql.c daemon/cluster_sql.h \

@@ -29,6 +29,7 @@
 #include "sample_window.h"
 #include "sampler.h"
 #include "store.h"
+#include "store_labels.h"
 #include "store_series.h"
 
 #define SAMPLER_MAX_COLLECTORS 8
@@ -293,6 +294,27 @@ post_window(struct sampler *s, double now, double scheduled)
 	sample_window_next(&s->win, now - 2 * s->tick_store_s);
 }
 
+/* Hands this tick's series labels (threads' names, new or changed) to the writer, which copies them. */
+static void
+post_labels(struct sampler *s, double now)
+{
+	struct store_label *v;
+	size_t i, n = s->out.nlabels;
+	int r;
+
+	if (n == 0)
+		return;
+	if (!(v = calloc(n, sizeof(*v)))) {
+		log_warn("%s: calloc", __func__);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		v[i] = (struct store_label){s->out.labels[i].job_id, s->out.labels[i].key, s->out.labels[i].text, now};
+	if ((r = store_labels_post(s->store, v, n)) != STORE_OK)
+		log_debug("%s: %zu labels dropped: %s", __func__, n, store_strerror(r));
+	free(v);
+}
+
 static json_t *
 collectors_json_build(struct sampler *s)
 {
@@ -468,6 +490,7 @@ tick(struct sampler *s, double scheduled)
 		log_warn("%s: sample window", __func__);
 	/* Every tick is stored: the blocks make a point cost bits, not a row (store_blocks.c). */
 	post_window(s, now, scheduled);
+	post_labels(s, now);
 	if (detail)
 		s->window_mono = mono;
 	if (mono >= s->next_maintain) {

@@ -811,9 +811,10 @@ put_int_section(struct bit_writer *w, const uint64_t *k, size_t n, uint64_t *scr
 	put_int_methods(&plain, k, n, scratch);
 	if (g > 1) {
 		/* r is the first number, so each q is its distance from it in steps: it fits (common_step). */
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			q[i] = (uint64_t)((int64_t)(k[i] - k[0]) / (int64_t)g);
 			assert((int64_t)(k[i] - k[0]) % (int64_t)g == 0 && k[0] + g * q[i] == k[i]);
+		}
 		put_int_methods(&scaled, q, n, scratch);
 		if (!scaled.failed && !plain.failed && scaled.bits + 128 < plain.bits) {
 			put_bits(w, 1, 1);

@@ -182,8 +182,13 @@ int store_job_ranks(struct store *st, int64_t id, struct rank_row **out, size_t 
  */
 json_t *store_rank_row_json(const struct rank_row *k);
 
-/* Replaces the job's current config (JSON object). */
-int store_job_set_config(struct store *st, int64_t id, const char *config_json);
+/*
+ * The job's config from now on (canonical JSON object text).  When it is
+ * another than the one the job had, the change is also kept as the job's
+ * timeline event at t with why it was given (the tuner's reason, or NULL),
+ * in the same transaction (store_events.h).  STORE_ENOTFOUND: no such job.
+ */
+int store_job_set_config(struct store *st, int64_t id, const char *config_json, double t, const char *why);
 /* state: "running", "ended" or "all".  *out: a JSON array. */
 int store_jobs_list(struct store *st, const char *state, json_t **out);
 /* One job as a JSON object, with its trials and phases. */

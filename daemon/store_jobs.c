@@ -48,7 +48,11 @@ static const char sql_job_join_found[] =
 	"uid = coalesce(uid, ?4), objective = iif(config IS NULL, ?5, objective), knobs = coalesce(knobs, ?6), "
 	"command = coalesce(command, ?7) WHERE id = ?1 AND state = 'running'";
 static const char sql_job_exists[] = "SELECT 1 FROM jobs WHERE id = ?1";
-static const char sql_job_set_config[] = "UPDATE jobs SET config = ?2 WHERE id = ?1";
+/* Changes the row only when the config is another: a change is also a timeline event (sql/016). */
+static const char sql_job_set_config[] = "UPDATE jobs SET config = ?2 WHERE id = ?1 AND config IS NOT ?2";
+static const char sql_job_config_event[] =
+	"INSERT INTO job_events (job_id, t, kind, detail) "
+	"VALUES (?1, ?2, 'config', json_object('config', json(?3), 'why', ?4))";
 
 #define JOB_COLUMNS                                                                          \
 	"j.id, w.name, w.params, j.external_id, j.pid, j.uid, j.state, j.objective, j.knobs, " \
@@ -294,20 +298,29 @@ struct job_end {
 	int exit_status;
 };
 
-static int apply_job_end(struct store_conn *c, void *arg)
+/* STORE_OK when job id exists, STORE_ENOTFOUND when not, or the failure. */
+static int job_exists(struct store_conn *c, int64_t id)
 {
-	struct job_end *e = arg;
 	sqlite3_stmt *s = store_stmt(c, sql_job_exists);
 	int rc;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, e->id);
+	sqlite3_bind_int64(s, 1, id);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE)
 		return STORE_ENOTFOUND;
-	if (rc != SQLITE_ROW)
-		return store_fail(c, rc, "find job");
+	return rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc, "find job");
+}
+
+static int apply_job_end(struct store_conn *c, void *arg)
+{
+	struct job_end *e = arg;
+	sqlite3_stmt *s;
+	int rc;
+
+	if ((rc = job_exists(c, e->id)) != STORE_OK)
+		return rc;
 	s = store_stmt(c, sql_job_end);
 	if (!s)
 		return STORE_EIO;
@@ -334,6 +347,8 @@ int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int
 struct job_config {
 	int64_t id;
 	const char *config;
+	double t;
+	const char *why;
 };
 
 static int apply_job_set_config(struct store_conn *c, void *arg)
@@ -346,15 +361,23 @@ static int apply_job_set_config(struct store_conn *c, void *arg)
 		return STORE_EIO;
 	sqlite3_bind_int64(s, 1, jc->id);
 	sqlite3_bind_text(s, 2, jc->config, -1, SQLITE_STATIC);
-	r = step_done(c, s, "set job config");
-	if (r == STORE_OK && sqlite3_changes(c->db) == 0)
-		return STORE_ENOTFOUND;
-	return r;
+	if ((r = step_done(c, s, "set job config")) != STORE_OK)
+		return r;
+	if (sqlite3_changes(c->db) == 0)
+		return job_exists(c, jc->id);
+	if (!(s = store_stmt(c, sql_job_config_event)))
+		return STORE_EIO;
+	sqlite3_bind_int64(s, 1, jc->id);
+	sqlite3_bind_double(s, 2, jc->t);
+	sqlite3_bind_text(s, 3, jc->config, -1, SQLITE_STATIC);
+	if (jc->why)
+		sqlite3_bind_text(s, 4, jc->why, -1, SQLITE_STATIC);
+	return step_done(c, s, "config event");
 }
 
-int store_job_set_config(struct store *st, int64_t id, const char *config_json)
+int store_job_set_config(struct store *st, int64_t id, const char *config_json, double t, const char *why)
 {
-	struct job_config jc = {id, config_json};
+	struct job_config jc = {id, config_json, t, why};
 	return store_write(st, apply_job_set_config, &jc);
 }
 

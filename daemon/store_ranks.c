@@ -271,6 +271,7 @@ store_rank_row_json(const struct rank_row *k)
 
 	json_object_set_new(o, "local_rank", k->local_rank >= 0 ? json_integer(k->local_rank) : json_null());
 	json_object_set_new(o, "pid", k->pid > 0 ? json_integer(k->pid) : json_null());
+	json_object_set_new(o, "joined", k->joined > 0 ? json_real(k->joined) : json_null());
 	json_object_set_new(o, "steps", json_integer(k->steps));
 	json_object_set_new(o, "step_time_s", steps > 0 ? json_real(k->step_s / steps) : json_null());
 	json_object_set_new(o, "comm_wait_s", steps > 0 ? json_real(k->comm_s / steps) : json_null());

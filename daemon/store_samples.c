@@ -6,13 +6,15 @@
  * savepoint: a batch at or below the mark was stored before and is skipped.
  * The sampler's posted batches are not staged: their points go to the
  * writer's memory (store_pending.c) until their span is encoded, and `latest`
- * only; a clean stop stages what is still there.
+ * only; a clean stop stages what is still there.  Per-thread series
+ * (thread.*) have no `latest` row: only the heatmap reads them, as history.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "series_codec.h"
+#include "store_series.h"
 
 #include "store_internal.h"
 
@@ -126,6 +128,9 @@ static int apply_samples(struct store_conn *c, void *arg)
 
 		if (!kept_in_memory(b, x) && (r = insert_one(c, ins, x)) != STORE_OK)
 			return r;
+		/* Per-thread series are history for the heatmap: job views would carry hundreds of them. */
+		if (strncmp(x->name, STORE_THREAD_PREFIX, sizeof(STORE_THREAD_PREFIX) - 1) == 0)
+			continue;
 		for (k = 0; k < ntracked; k++) {
 			const struct sample *y = &b->s[newest[k]];
 			if (y->job_id == x->job_id && strcmp(y->name, x->name) == 0)

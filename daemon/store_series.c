@@ -663,10 +663,20 @@ store_series(struct store *st, const struct store_series_query *q, struct store_
 	return STORE_OK;
 }
 
+/* Whether a read of the series starting with prefix (NULL: all but the per-thread ones) wants name. */
+static bool
+name_wanted(const char *prefix, const char *name)
+{
+	if (prefix == NULL)
+		return strncmp(name, STORE_THREAD_PREFIX, strlen(STORE_THREAD_PREFIX)) != 0;
+	return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
 /* The names and phases of a job, copied: the reads that follow reuse the connection's statements. */
 struct name_list {
 	char (*v)[2][128];              /* name, phase */
 	size_t n, cap;
+	const char *prefix;             /* see name_wanted */
 	int r;
 };
 
@@ -677,6 +687,8 @@ name_add_pending(const char *name, void *arg)
 	struct name_list *l = arg;
 	char (*nv)[2][128];
 
+	if (!name_wanted(l->prefix, name))
+		return;
 	for (size_t i = 0; i < l->n; i++)
 		if (l->v[i][1][0] == '\0' && strcmp(l->v[i][0], name) == 0)
 			return;
@@ -690,7 +702,8 @@ name_add_pending(const char *name, void *arg)
 }
 
 static int
-job_names(struct store *st, struct store_conn *c, int64_t job_id, char (**names)[2][128], size_t *n)
+job_names(struct store *st, struct store_conn *c, int64_t job_id, const char *prefix, char (**names)[2][128],
+	  size_t *n)
 {
 	sqlite3_stmt *s = store_stmt(c, sql_job_names);
 	char (*v)[2][128] = NULL, (*nv)[2][128];
@@ -702,6 +715,8 @@ job_names(struct store *st, struct store_conn *c, int64_t job_id, char (**names)
 		return STORE_EIO;
 	sqlite3_bind_int64(s, 1, job_id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (!name_wanted(prefix, (const char *)sqlite3_column_text(s, 0)))
+			continue;
 		if ((nv = array_grow(v, &cap, *n + 1, sizeof(*v))) == NULL) {
 			r = STORE_EIO;
 			break;
@@ -715,7 +730,7 @@ job_names(struct store *st, struct store_conn *c, int64_t job_id, char (**names)
 		r = store_fail(c, rc, "job series names");
 	sqlite3_reset(s);
 	if (r == STORE_OK) {
-		struct name_list l = {v, *n, cap, STORE_OK};
+		struct name_list l = {v, *n, cap, prefix, STORE_OK};
 
 		pending_job_names(store_pending_of(st), job_id, name_add_pending, &l);
 		v = l.v;
@@ -730,15 +745,15 @@ job_names(struct store *st, struct store_conn *c, int64_t job_id, char (**names)
 }
 
 int
-store_series_buckets(struct store *st, int64_t job_id, double from, double to, double width, store_bucket_fn fn,
-		     void *arg)
+store_series_buckets(struct store *st, int64_t job_id, const char *prefix, double from, double to, double width,
+		     store_bucket_fn fn, void *arg)
 {
 	struct store_conn *c = store_reader(st);
 	char (*names)[2][128] = NULL;
 	struct store_bucket b;
 	struct reader rd;
 	size_t n = 0;
-	int r = job_names(st, c, job_id, &names, &n);
+	int r = job_names(st, c, job_id, prefix, &names, &n);
 
 	for (size_t i = 0; i < n && r == STORE_OK; i++) {
 		reader_init(&rd, st, c, from, to, width, false);
@@ -748,8 +763,8 @@ store_series_buckets(struct store *st, int64_t job_id, double from, double to, d
 		for (size_t k = 0; r == STORE_OK && rd.b != NULL && k < rd.nb; k++) {
 			if (rd.b[k].n <= 0)
 				continue;
-			b = (struct store_bucket){names[i][0], names[i][1], (int64_t)k, rd.b[k].sum / rd.b[k].n,
-						  rd.b[k].sum, rd.b[k].n, rd.b[k].last};
+			b = (struct store_bucket){names[i][0], names[i][1], (int64_t)k, rd.b[k].tsum / rd.b[k].n,
+						  rd.b[k].sum / rd.b[k].n, rd.b[k].sum, rd.b[k].n, rd.b[k].last};
 			fn(&b, arg);
 		}
 		reader_free(&rd);

@@ -64,19 +64,24 @@ struct store_bucket {
 	const char *name;
 	const char *phase;         /* "" for none */
 	int64_t bucket;            /* (t - from) / width, rounded down */
+	double t;                  /* the mean time of the values in the bucket */
 	double mean, sum, count;   /* of the values in the bucket */
 	double last;               /* the latest of them: a sparse series' value after the bucket */
 };
 typedef void (*store_bucket_fn)(const struct store_bucket *b, void *arg);
 
+/* Names of the per-thread series (thread.PID.TID.cores, collectors/proc.c). */
+#define STORE_THREAD_PREFIX "thread."
+
 /*
- * Every series of a job over [from, to), raw and rolled up, in buckets of
- * width seconds: fn is called once per name, phase and bucket that holds
- * samples (strings valid during the call only).  Series that repeat a value
- * are stored sparsely (sample_window.h), so a bucket may lack them.
+ * Series of a job over [from, to), raw and rolled up, in buckets of width
+ * seconds: fn is called once per name, phase and bucket that holds samples
+ * (strings valid during the call only).  prefix: the names that start
+ * with it ("" every one); NULL: every series but the per-thread ones,
+ * which only a read that names them needs (a job may have hundreds).
  */
-int store_series_buckets(struct store *st, int64_t job_id, double from, double to, double width, store_bucket_fn fn,
-			 void *arg);
+int store_series_buckets(struct store *st, int64_t job_id, const char *prefix, double from, double to, double width,
+			 store_bucket_fn fn, void *arg);
 
 /*
  * The series' upkeep (store_blocks.c, store_tiers.c), run once a minute:

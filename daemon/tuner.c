@@ -1202,6 +1202,23 @@ json_t *tuner_job_observe(struct tuner *t, int64_t job_id, const struct sample *
 	return answer;
 }
 
+const char *tuner_job_why(struct tuner *t, int64_t job_id)
+{
+	struct tuner_phase *ph0;
+	struct tuner_job *j;
+	const char *why = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	if ((j = job_find(t, job_id)) && (ph0 = tuner_phase_get(j->w, "", false))) {
+		if (j->pending)
+			why = ph0->settled && ph0->drift_t > 0 ? "drift" : "exploring";
+		else
+			why = ph0->settled ? "settled" : "best";
+	}
+	pthread_mutex_unlock(&t->lock);
+	return why;
+}
+
 void tuner_job_end(struct tuner *t, int64_t job_id)
 {
 	struct tuner_write *wl = NULL;

@@ -42,6 +42,17 @@ json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, c
 json_t *tuner_job_observe(struct tuner *t, int64_t job_id, const struct sample *s, size_t n,
 			  const json_t *reported_config);
 
+/*
+ * Why the config last answered for job_id (tuner_job_start,
+ * tuner_job_observe) is what it is, for the job's timeline: "exploring" (a
+ * proposal being measured), "drift" (a proposal after the workload's best
+ * stopped giving what it had: the search reopened), "best" (the best
+ * measured plan while the search goes on, the job's exploration budget
+ * spent), "settled" (the best, the search over).  A static string; NULL
+ * for a job the tuner does not follow.
+ */
+const char *tuner_job_why(struct tuner *t, int64_t job_id);
+
 /* The job ended; its open trials are closed. */
 void tuner_job_end(struct tuner *t, int64_t job_id);
 

@@ -23,6 +23,11 @@ TESTS += tests/integration/test_live.py
 SERIAL_TESTS += tests/integration/test_live.py
 EXTRA_DIST += tests/integration/test_live.py
 
+# What the dashboard's heatmap, story and downloads read: named threads of a real process, a
+# distributed job's timeline with a verdict raised and cleared, a job's record as JSON and CSV.
+TESTS += tests/integration/test_story.py
+EXTRA_DIST += tests/integration/test_story.py
+
 # The ranks of a distributed job over REST: one job, global throughput, rank ends, the straggler.
 TESTS += tests/integration/test_ranks.py
 EXTRA_DIST += tests/integration/test_ranks.py
@@ -62,6 +67,12 @@ tests_unit_test_jobs_LDADD = $(UNIT_LDADD)
 tests_unit_test_peer_uid_SOURCES = tests/unit/test_peer_uid.c
 tests_unit_test_peer_uid_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_peer_uid_LDADD = $(UNIT_LDADD)
+# A job's story (timeline.c): events in order, configs and why, phase overrides, verdicts, ranks.
+check_PROGRAMS += tests/unit/test_timeline
+TESTS += tests/unit/test_timeline
+tests_unit_test_timeline_SOURCES = tests/unit/test_timeline.c
+tests_unit_test_timeline_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 # A job's share of the node's CPU energy (energy.c).
 check_PROGRAMS += tests/unit/test_energy
 TESTS += tests/unit/test_energy

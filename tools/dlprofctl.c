@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ctl_cluster.h"
+#include "ctl_export.h"
 #include "ctl_format.h"
 #include "ctl_goodput.h"
 #include "ctl_report.h"
@@ -51,6 +52,8 @@ struct ctl {
 	const char *exit_status; /* end: the job's exit status */
 	const char *workload;    /* run: the job's workload */
 	int ranks;               /* run: ranks to start; 0: the allocation's, or 1; -1: the tuner's */
+	struct ctl_export_opts export;  /* export: range, step, format, file */
+	int timeout_given;       /* --timeout was given (export waits longer by default) */
 };
 
 static const char *const ctl_usage_text =
@@ -71,6 +74,11 @@ static const char *const ctl_usage_text =
 	"  run [--workload W] [--ranks N|auto] -- COMMAND [ARGS...]\n"
 	"                                  start COMMAND as a job (N ranks; auto: the\n"
 	"                                  tuner's) with the daemon's config\n"
+	"  export JOB [--from T] [--to T] [--step S] [--csv] [-o FILE]\n"
+	"                                  the job's whole record (series, configs,\n"
+	"                                  verdicts, story) as JSON; --csv: its series\n"
+	"                                  T: unix seconds, -2h (before now), or\n"
+	"                                  2026-11-27T08:00Z\n"
 	"JOB is a job id, or an external id such as slurm:1234.\n"
 	"\n"
 	"Options:\n"
@@ -998,6 +1006,37 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 	return status < 0 ? 127 : status;
 }
 
+/*
+ * export JOB: the record the dashboard downloads, to standard output or
+ * --output.  A long job's record takes the daemon a while: two minutes
+ * unless --timeout says otherwise.
+ */
+static int cmd_export(const struct ctl *c, const char *arg)
+{
+	struct ctl_reply reply;
+	struct ctl slow = *c;
+	char path[512], why[600];
+	long long id;
+	int rc = resolve_job(c, arg, &id);
+
+	if (rc != CTL_EXIT_OK)
+		return rc;
+	if (ctl_export_path(id, &c->export, time(NULL), path, sizeof(path), why, sizeof(why)) < 0)
+		return usage_error("%s", why);
+	if (!c->timeout_given)
+		slow.target.timeout_ms = 120000;
+	if ((rc = ctl_call(&slow, "GET", path, NULL, NULL, &reply)) != CTL_EXIT_OK)
+		return rc;
+	if (ctl_export_write(&c->export, reply.body, reply.len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "dlprofctl: export: %s\n", why);
+		rc = CTL_EXIT_BAD_REPLY;
+	} else if (c->export.output && strcmp(c->export.output, "-") != 0) {
+		fprintf(stderr, "dlprofctl: job %lld's record written to %s (%zu bytes)\n", id, c->export.output, reply.len);
+	}
+	ctl_reply_free(&reply);
+	return rc;
+}
+
 /* Chooses the transport: flags, then DLPROF_SOCKET/DLPROF_URL, then the default socket if present. */
 static int choose_target(struct ctl *c, const char *url, const char *sock)
 {
@@ -1043,12 +1082,13 @@ static int parse_timeout(struct ctl *c, const char *arg)
 	if (errno || end == arg || *end || !(s > 0) || s > 3600)
 		return usage_error("--timeout %s: seconds between 0 and 3600", arg);
 	c->target.timeout_ms = (long)(s * 1000.0 + 0.5);
+	c->timeout_given = 1;
 	if (c->target.timeout_ms < 1)
 		c->target.timeout_ms = 1;
 	return CTL_EXIT_OK;
 }
 
-enum { OPT_TOKEN = 1000, OPT_STATE, OPT_ALL, OPT_WORKLOAD, OPT_RANKS };
+enum { OPT_TOKEN = 1000, OPT_STATE, OPT_ALL, OPT_WORKLOAD, OPT_RANKS, OPT_FROM, OPT_TO, OPT_STEP, OPT_CSV };
 
 /* Parses options (anywhere on the line); leaves optind at the command. */
 static int parse_options(struct ctl *c, int argc, char **argv)
@@ -1060,6 +1100,9 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 		{"phase", required_argument, NULL, 'p'}, {"exit-status", required_argument, NULL, 'e'},
 		{"state", required_argument, NULL, OPT_STATE}, {"all", no_argument, NULL, OPT_ALL},
 		{"workload", required_argument, NULL, OPT_WORKLOAD}, {"ranks", required_argument, NULL, OPT_RANKS},
+		{"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
+		{"step", required_argument, NULL, OPT_STEP}, {"csv", no_argument, NULL, OPT_CSV},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1067,7 +1110,7 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 	int o, rc;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":s:u:t:jf:p:e:hV", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":s:u:t:jf:p:e:o:hV", opts, NULL)) != -1) {
 		switch (o) {
 		case 's': sock = optarg; break;
 		case 'u': url = optarg; break;
@@ -1083,6 +1126,11 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 		case OPT_STATE: c->state = optarg; break;
 		case OPT_ALL: c->state = "all"; break;
 		case OPT_WORKLOAD: c->workload = optarg; break;
+		case OPT_FROM: c->export.from = optarg; break;
+		case OPT_TO: c->export.to = optarg; break;
+		case OPT_STEP: c->export.step = optarg; break;
+		case OPT_CSV: c->export.csv = 1; break;
+		case 'o': c->export.output = optarg; break;
 		case OPT_RANKS:
 			c->ranks = strcmp(optarg, "auto") == 0 ? -1 : atoi(optarg);
 			if (c->ranks == 0 || c->ranks > 4096)
@@ -1103,7 +1151,7 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 static int run_command(struct ctl *c, int argc, char **argv)
 {
 	static const char *const commands[] = {"status", "jobs", "job", "workloads", "recommend",
-					       "report", "end", "run", "cluster"};
+					       "report", "end", "run", "cluster", "export"};
 	const char *cmd = argv[0];
 
 	if (strcmp(cmd, "status") == 0 && argc == 1)
@@ -1126,6 +1174,8 @@ static int run_command(struct ctl *c, int argc, char **argv)
 		return cmd_end(c, argv[1]);
 	if (strcmp(cmd, "run") == 0 && argc >= 2)
 		return cmd_run(c, argv + 1);
+	if (strcmp(cmd, "export") == 0 && argc == 2)
+		return cmd_export(c, argv[1]);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cmd, commands[i]) == 0)
 			return usage_error("%s: wrong number of arguments", cmd);

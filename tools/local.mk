@@ -11,7 +11,8 @@ tools_dlprofctl_SOURCES = \
 	tools/ctl_report.c tools/ctl_report.h \
 	tools/ctl_goodput.c tools/ctl_goodput.h \
 	tools/ctl_run.c tools/ctl_run.h \
-	tools/ctl_cluster.c tools/ctl_cluster.h
+	tools/ctl_cluster.c tools/ctl_cluster.h \
+	tools/ctl_export.c tools/ctl_export.h
 tools_dlprofctl_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS)
 tools_dlprofctl_LDADD = $(CURL_LIBS) $(JANSSON_LIBS)
 

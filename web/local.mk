@@ -16,14 +16,18 @@ dist_webjs_DATA = \
 	web/js/api.js \
 	web/js/app.js \
 	web/js/charts.js \
+	web/js/datatools.js \
 	web/js/dom.js \
 	web/js/format.js \
+	web/js/heatmap.js \
 	web/js/panels.js \
+	web/js/story.js \
 	web/js/throughput.js
 
 webpagesdir = $(webdir)/js/pages
 dist_webpages_DATA = \
 	web/js/pages/cluster.js \
+	web/js/pages/compare.js \
 	web/js/pages/job.js \
 	web/js/pages/jobs.js \
 	web/js/pages/node.js \
@@ -49,7 +53,10 @@ TESTS += \
 	tests/browser/live.mjs \
 	tests/browser/ranks.mjs \
 	tests/browser/goodput.mjs \
-	tests/browser/cluster.mjs
+	tests/browser/cluster.mjs \
+	tests/browser/threads.mjs \
+	tests/browser/compare.mjs \
+	tests/browser/scale.mjs
 # Points on the charts within 2 s of being sampled.
 SERIAL_TESTS += tests/browser/live.mjs
 EXTRA_DIST += \
@@ -61,9 +68,13 @@ EXTRA_DIST += \
 	tests/browser/ranks.mjs \
 	tests/browser/goodput.mjs \
 	tests/browser/cluster.mjs \
+	tests/browser/threads.mjs \
+	tests/browser/compare.mjs \
+	tests/browser/scale.mjs \
 	tests/browser/lib/tap.mjs \
 	tests/browser/lib/harness.mjs \
 	tests/browser/lib/seed.mjs \
+	tests/browser/lib/history.mjs \
 	tests/browser/package.json \
 	tests/browser/package-lock.json \
 	tests/browser/.gitignore

@@ -1,6 +1,7 @@
 /*
- * Checks of the dashboard's files that need no browser: the page and what
- * it loads stay under 200 KB, nothing is loaded from another origin, no
+ * Checks of the dashboard's files that need no browser: each page and what
+ * it loads (the shell, then that page's modules, which load when it is
+ * first opened) stay under 200 KB, nothing is loaded from another origin, no
  * script writes markup, every module import resolves, every file is
  * installed (listed in web/local.mk), and the vendored uPlot is the version
  * its note names, with its license.
@@ -55,9 +56,29 @@ function loaded() {
 
 const { seen, bad } = loaded();
 tap.ok(bad.length === 0, 'index.html and its modules load only existing same-origin files', bad);
-const total = [...seen].reduce((n, f) => n + fs.statSync(path.join(WEB, f)).size, 0);
-tap.ok(total < BUDGET, `the page and its scripts weigh ${total} bytes (< ${BUDGET})`, [...seen]);
 tap.ok(seen.has('vendor/uplot/uPlot.iife.min.js') && seen.has('js/app.js'), 'the page loads uPlot and the app');
+
+/* A module and what it imports statically (import ... from), transitively. */
+function closure(start, into = new Set()) {
+	if (into.has(start))
+		return into;
+	into.add(start);
+	for (const m of read(path.join(WEB, start)).matchAll(/from\s+'([^']+)'/g))
+		closure(path.normalize(path.join(path.dirname(start), m[1])), into);
+	return into;
+}
+
+/* What opening each page loads: index.html's files and the shell, then the page's own modules. */
+const html0 = read(path.join(WEB, 'index.html'));
+const shell = new Set([...html0.matchAll(/(?:src|href)="([^"#]+)"/g)].map((m) => path.normalize(m[1]))
+	.filter((f) => !/^[a-z]+:/i.test(f)));
+closure('js/app.js', shell);
+const pages = [...read(path.join(WEB, 'js/app.js')).matchAll(/import\(\s*'([^']+)'/g)].map((m) => path.normalize(path.join('js', m[1])));
+const size = (files) => [...files].reduce((n, f) => n + fs.statSync(path.join(WEB, f)).size, 0);
+const weights = pages.map((p) => [p, size(closure(p, new Set(shell)))]);
+tap.ok(pages.length >= 7 && weights.every(([, w]) => w < BUDGET),
+	`each page and its scripts weigh under ${BUDGET} bytes (the heaviest ${Math.max(...weights.map((w) => w[1]))})`, weights);
+tap.diag(`every file the dashboard may load: ${size(seen)} bytes; per page: ${weights.map(([p, w]) => `${path.basename(p)} ${w}`).join(', ')}`);
 
 const sinks = /\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write|\beval\s*\(|new Function\s*\(|setAttribute\(\s*['"]on/;
 const sinky = ownJs.filter((f) => sinks.test(read(f))).map(rel);

@@ -64,7 +64,9 @@ def _():
     for args in ([], ["frobnicate"], ["job"], ["job", "abc"], ["report", "1", "novalue"],
                  ["report", "1", "x=notanumber"], ["recommend", "w", "--format", "yaml"],
                  ["--url", "http://x", "--socket", "/x", "status"], ["--timeout", "-1", "status"],
-                 ["jobs", "--state", "sleeping"], ["--bogus", "status"]):
+                 ["jobs", "--state", "sleeping"], ["--bogus", "status"], ["export"],
+                 ["export", "1", "--from", "yesterday"], ["export", "1", "--step", "0"],
+                 ["export", "1", "--from", "-1h", "--to", "-2h"]):
         _, err = expect(ctl(*args), EXIT_USAGE)
         assert "dlprofctl:" in err and "--help" in err, (args, err)
 
@@ -143,6 +145,32 @@ with Daemon() as d:
         assert "accepted 2" in out, out
         _, _, body = d.get("/api/v1/jobs/%d" % jid)
         assert body["latest"]["samples_per_s"] == 3.5, body["latest"]
+
+    @tap.test("export: the job's record as JSON to a file, its series as CSV, as the API gives them")
+    def _():
+        import tempfile
+        import time
+        now = time.time()
+        q = "from=%.3f&to=%.3f&step=1" % (now - 600, now + 1)
+        _, _, want = d.get("/api/v1/jobs/%d/record?format=json&%s" % (jid, q))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "job.json")
+            _, err = expect(ctl(*tcp, "export", "slurm:4242", "--from", "%.3f" % (now - 600),
+                                "--to", "%.3f" % (now + 1), "--step", "1", "-o", path), EXIT_OK)
+            assert "written to " + path in err, err
+            with open(path) as f:
+                doc = json.load(f)
+            assert not os.path.exists(path + ".part")
+        assert doc["job"]["id"] == jid and doc["job"]["workload"] == "ctl-test", doc["job"]
+        assert doc["series"] == want["series"], (doc["series"], want["series"])
+        got = {(s["name"], s["phase"]): s["points"] for s in doc["series"]}
+        assert [p[1] for p in got[("samples_per_s", "fwd")]] == [3.5], got
+        assert doc["timeline"][0]["kind"] == "started", doc["timeline"]
+        assert "verdicts" in (doc["report"] or {"verdicts": []}), doc["report"]
+        out, _ = expect(ctl(*unix, "export", str(jid), "--csv", "--from", "-10m"), EXIT_OK)
+        header, *rows = out.splitlines()
+        assert header == "name,phase,label,unit,t,value", header
+        assert any(r.startswith('samples_per_s,"fwd","",samples/s,') and r.endswith(",3.5") for r in rows), out
 
     @tap.test("a refused request exits 1 with the daemon's error")
     def _():

@@ -194,7 +194,7 @@ a_tuner_prices_the_fix(void **state)
 	struct node_info node = {.hostname = "n1", .hw_class = "test", .sockets = 1, .cores = 8, .threads_per_core = 1,
 				 .cpus_online = 8, .cpus_allowed = 8, .cores_allowed = 8, .numa_nodes = 1,
 				 .numa_cores = {8}};
-	const struct tuner_options to = {.explore_share = 0.1, .gain_threshold = 0.01};
+	const struct tuner_options to = {.gain_threshold = 0.01};
 	struct tuner *t = tuner_open(f->sf.st, &node, &to);
 	int64_t job = store_fixture_job(f->sf.st, "train", NULL, NULL, 0, f->now - 30);
 	struct diag *d;

@@ -119,8 +119,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 static int
 setup(void **state)
 {
-	static const struct sampler_options so = {.interval_s = 0.05, .proc_root = "/proc", .sys_root = "/sys",
-						  .retention_days = 7};
+	static const struct sampler_options so = {.interval_s = 0.05, .proc_root = "/proc", .sys_root = "/sys"};
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(sin);

@@ -419,6 +419,14 @@ static void jobs(void **state)
 	every_failure(f, target, false);
 	snprintf(target, sizeof(target), "/api/v1/jobs/%s/series?name=samples_per_s&from=0&to=1700000100", f->job);
 	every_failure(f, target, false);
+	snprintf(target, sizeof(target), "/api/v1/jobs/%s/threads?from=1699999990&to=1700000010", f->job);
+	every_failure(f, target, false);
+	snprintf(target, sizeof(target), "/api/v1/jobs/%s/timeline", f->job);
+	every_failure(f, target, false);
+	snprintf(target, sizeof(target), "/api/v1/jobs/%s/record?from=1699999990&to=1700000010&step=1", f->job);
+	every_failure(f, target, false);
+	snprintf(target, sizeof(target), "/api/v1/jobs/%s/record?from=1699999990&to=1700000010&format=csv", f->job);
+	every_failure(f, target, false);
 }
 
 static void workloads(void **state)

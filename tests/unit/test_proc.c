@@ -410,6 +410,84 @@ node_figures(void **state)
 	assert_true(cores >= 0 && cores <= 2);
 }
 
+/* The label collector_put_label gave key for job, or NULL when it gave none this tick. */
+static const char *
+label_of(const struct collector_out *out, int64_t job, const char *key)
+{
+	for (size_t i = 0; i < out->nlabels; i++)
+		if (out->labels[i].job_id == job && strcmp(out->labels[i].key, key) == 0)
+			return out->labels[i].text;
+	return NULL;
+}
+
+/* Writes a thread's name where the kernel keeps it (the fixtures have none: the test names the threads). */
+static void
+name_thread(struct fx *f, int tid, const char *name)
+{
+	char path[400];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/comm", f->link, SCHED_PID, tid);
+	assert_non_null(fp = fopen(path, "w"));
+	fprintf(fp, "%s\n", name);
+	fclose(fp);
+}
+
+/*
+ * Each thread gets its own CPU series on detail ticks (thread.PID.TID.cores,
+ * the schedstat nanoseconds over the interval) and its name as the series'
+ * label: when first seen, and again only when a minute's re-read finds it
+ * changed.  A name of bytes outside printable ASCII is kept readable.
+ */
+static void
+each_thread_has_a_series_and_a_name(void **state)
+{
+	static const pid_t pids[] = {SCHED_PID};
+	const struct collector_job job = {9, pids, 1, NULL, 0};
+	struct fx *f = *state;
+	struct collector_env env;
+	char why[256] = "";
+	void *ctx;
+
+	point_at(f, "proc-sched-t0");
+	name_thread(f, 8585, "spawn_jobs");
+	name_thread(f, 8586, "worker-a");
+	name_thread(f, 8587, "pt\001worker");
+	env = (struct collector_env){f->link, "/nonexistent-dlprof-sys", NULL, 1.0};
+	assert_non_null(ctx = collector_proc.init(&env, why, sizeof(why)));
+	collector_out_reset(&f->out, 6000.0, 60.0);
+	assert_int_equal(collector_proc.sample_job(ctx, &job, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	/* A baseline only: no values yet, but the names. */
+	assert_true(isnan(collector_value_of(&f->out, 9, "thread.8585.8586.cores")));
+	assert_int_equal(f->out.nlabels, 3);
+	assert_string_equal(label_of(&f->out, 9, "thread.8585.8585"), "spawn_jobs");
+	assert_string_equal(label_of(&f->out, 9, "thread.8585.8586"), "worker-a");
+	assert_string_equal(label_of(&f->out, 9, "thread.8585.8587"), "pt?worker");
+	point_at(f, "proc-sched-t1");
+	collector_out_reset(&f->out, 6001.0, 61.0);
+	assert_int_equal(collector_proc.sample_job(ctx, &job, &f->out, why, sizeof(why)), COLLECTOR_OK);
+	/* schedstat CPU ns +378211101, +367244539, +371369012 over one second, to 10 us a second. */
+	assert_true(collector_value_of(&f->out, 9, "thread.8585.8585.cores") == 0.37821);
+	assert_true(collector_value_of(&f->out, 9, "thread.8585.8586.cores") == 0.36724);
+	assert_true(collector_value_of(&f->out, 9, "thread.8585.8587.cores") == 0.37137);
+	assert_int_equal(f->out.nlabels, 0);
+	/* Renamed; the names are read again a minute after the last full read. */
+	name_thread(f, 8586, "renamed");
+	collector_out_reset(&f->out, 6030.0, 90.0);
+	collector_proc.sample_job(ctx, &job, &f->out, why, sizeof(why));
+	assert_int_equal(f->out.nlabels, 0);
+	collector_out_reset(&f->out, 6060.0, 120.0);
+	collector_proc.sample_job(ctx, &job, &f->out, why, sizeof(why));
+	assert_int_equal(f->out.nlabels, 1);
+	assert_string_equal(label_of(&f->out, 9, "thread.8585.8586"), "renamed");
+	/* Between detail ticks, no thread series. */
+	collector_out_reset(&f->out, 6060.5, 120.5);
+	f->out.detail = 0;
+	collector_proc.sample_job(ctx, &job, &f->out, why, sizeof(why));
+	assert_true(isnan(collector_value_of(&f->out, 9, "thread.8585.8585.cores")));
+	collector_proc.fini(ctx);
+}
+
 static void
 unavailable_without_procfs(void **state)
 {
@@ -430,6 +508,7 @@ main(void)
 		cmocka_unit_test(cpu_seconds_stay_exact),
 		cmocka_unit_test(thread_figures_only_on_detail_ticks),
 		cmocka_unit_test(schedstat_waits_and_switches),
+		cmocka_unit_test(each_thread_has_a_series_and_a_name),
 		cmocka_unit_test(cpu_limits_read_once_a_minute),
 		cmocka_unit_test(cpu_limits_unread_are_read_again),
 		cmocka_unit_test(cpu_limits_from_a_live_process),

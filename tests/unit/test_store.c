@@ -17,7 +17,9 @@
 #include <cmocka.h>
 
 #include "store.h"
+#include "store_events.h"
 #include "store_internal.h"
+#include "store_labels.h"
 
 static const struct store_options opts = {.queue_limit = 1024, .readers = 2};
 
@@ -148,7 +150,7 @@ static void test_jobs(void **state)
 	assert_int_equal(store_job_brief(st, a, &b), STORE_OK);
 	assert_true(b.running && b.has_uid && b.uid == 1000);
 	assert_string_equal(b.workload, "lstm");
-	assert_int_equal(store_job_set_config(st, a, "{\"intra_threads\":2}"), STORE_OK);
+	assert_int_equal(store_job_set_config(st, a, "{\"intra_threads\":2}", 1.0, "exploring"), STORE_OK);
 	assert_int_equal(store_job_end(st, c, 1010.0, true, 0), STORE_OK);
 	assert_int_equal(store_job_end(st, 9999, 1010.0, false, 0), STORE_ENOTFOUND);
 	assert_int_equal(store_job_brief(st, 9999, &b), STORE_ENOTFOUND);
@@ -166,6 +168,73 @@ static void test_jobs(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(job, "params"), "batch")), 64);
 	json_decref(job);
 	assert_int_equal(store_job_get(st, 424242, &job), STORE_ENOTFOUND);
+	store_close(st);
+}
+
+/*
+ * A config that changes is a timeline event with why it was given, in its
+ * own transaction; the same config again is not; other events come back
+ * in time order.
+ */
+static void test_config_and_rank_events(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	json_t *events, *d;
+	int64_t a = register_job(st, "lstm", "{}");
+
+	assert_int_equal(store_job_set_config(st, a, "{\"intra_threads\":2}", 10.0, "exploring"), STORE_OK);
+	assert_int_equal(store_job_set_config(st, a, "{\"intra_threads\":2}", 11.0, "best"), STORE_OK);
+	assert_int_equal(store_job_set_config(st, a, "{\"intra_threads\":4}", 12.0, NULL), STORE_OK);
+	d = json_pack("{s:i,s:i}", "rank", 1, "exit_status", 3);
+	assert_int_equal(store_job_event(st, a, 11.5, "rank_left", d), STORE_OK);
+	json_decref(d);
+	assert_int_equal(store_job_events(st, a, &events), STORE_OK);
+	assert_int_equal(json_array_size(events), 3);
+	d = json_object_get(json_array_get(events, 0), "detail");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(events, 0), "kind")), "config");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(d, "config"), "intra_threads")), 2);
+	assert_string_equal(json_string_value(json_object_get(d, "why")), "exploring");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(events, 1), "kind")), "rank_left");
+	d = json_object_get(json_array_get(events, 2), "detail");
+	assert_true(json_real_value(json_object_get(json_array_get(events, 2), "t")) == 12.0);
+	assert_true(json_is_null(json_object_get(d, "why")));
+	json_decref(events);
+	/* A job without events has an empty list. */
+	assert_int_equal(store_job_events(st, 4242, &events), STORE_OK);
+	assert_int_equal(json_array_size(events), 0);
+	json_decref(events);
+	store_close(st);
+}
+
+/* Labels are kept per job and key, changed in place, and read by prefix. */
+static void test_series_labels(void **state)
+{
+	struct fixture *f = *state;
+	struct store *st = store_open(f->path, &opts);
+	const struct store_label v[] = {
+		{7, "thread.10.10", "python3", 1.0}, {7, "thread.10.11", "worker", 1.0},
+		{7, "thread.100.1", "other", 1.0},   {8, "thread.10.10", "not mine", 1.0},
+		{7, "threads.x", "not a thread", 1.0},
+	};
+	const struct store_label rename = {7, "thread.10.11", "pt_worker", 2.0};
+	json_t *m;
+
+	assert_int_equal(store_labels_post(st, v, 5), STORE_OK);
+	assert_int_equal(store_labels_post(st, &rename, 1), STORE_OK);
+	/* Posts are queued: read once the writer took them (a write waits behind them). */
+	assert_int_equal(store_job_end(st, 9999, 1.0, false, 0), STORE_ENOTFOUND);
+	assert_int_equal(store_labels(st, 7, "thread.10.", &m), STORE_OK);
+	assert_int_equal(json_object_size(m), 2);
+	assert_string_equal(json_string_value(json_object_get(m, "thread.10.10")), "python3");
+	assert_string_equal(json_string_value(json_object_get(m, "thread.10.11")), "pt_worker");
+	json_decref(m);
+	assert_int_equal(store_labels(st, 7, "thread.", &m), STORE_OK);
+	assert_int_equal(json_object_size(m), 3);
+	json_decref(m);
+	assert_int_equal(store_labels(st, 7, "", &m), STORE_OK);
+	assert_int_equal(json_object_size(m), 4);
+	json_decref(m);
 	store_close(st);
 }
 
@@ -305,7 +374,7 @@ static void test_failed_op_leaves_the_store_writable(void **state)
 	struct store *st = store_open(f->path, &opts);
 	int64_t id;
 
-	assert_int_equal(store_job_set_config(st, 77, "{}"), STORE_ENOTFOUND);
+	assert_int_equal(store_job_set_config(st, 77, "{}", 1.0, NULL), STORE_ENOTFOUND);
 	id = register_job(st, "ok", "{}");
 	assert_true(id > 0);
 	assert_true(store_writable(st, NULL, 0));
@@ -320,6 +389,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuses_foreign_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_non_sqlite_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_and_rank_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_series_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_samples_and_latest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phases_listed_once_each_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),

@@ -642,7 +642,7 @@ sampler_points_in_memory(void **state)
 	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
 	answer_posted(f.st, &a);
 	answer_free(&a);
-	assert_int_equal(store_series_buckets(f.st, 0, T0, T0 + POSTED, 60, count_name, &buckets), STORE_OK);
+	assert_int_equal(store_series_buckets(f.st, 0, NULL, T0, T0 + POSTED, 60, count_name, &buckets), STORE_OK);
 	assert_int_equal(buckets, POSTED / 60);   /* every minute bucket of the range has points */
 	/* The first span closes: encoded from memory, the mark past it, the answer the same. */
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);

@@ -227,7 +227,7 @@ summaries_answer_wide_reads(void **state)
 	series(f, 0, T0, T0 + 599.999, &a);
 	assert_true(json_array_size(a.points) >= 999 && json_array_size(a.points) <= 1001);
 	answer_free(&a);
-	assert_int_equal(store_series_buckets(f->st, f->job, T0, T0 + 600, 10, counts, &seen), STORE_OK);
+	assert_int_equal(store_series_buckets(f->st, f->job, NULL, T0, T0 + 600, 10, counts, &seen), STORE_OK);
 	assert_true(seen == 60);
 	/* The raw window passes: only the summaries are left, a point a second under any width. */
 	store_set_limits(f->st, &(struct store_limits){.raw_s = 600});
@@ -247,7 +247,7 @@ summaries_answer_wide_reads(void **state)
 	}
 	answer_free(&a);
 	seen = 0;
-	assert_int_equal(store_series_buckets(f->st, f->job, T0, T0 + 600, 10, counts, &seen), STORE_OK);
+	assert_int_equal(store_series_buckets(f->st, f->job, NULL, T0, T0 + 600, 10, counts, &seen), STORE_OK);
 	assert_true(seen == 60);
 }
 

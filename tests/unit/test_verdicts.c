@@ -276,7 +276,7 @@ setup(void **state)
 {
 	static struct fx f;
 	static const struct store_options sopt = {.queue_limit = 4096, .readers = 2};
-	static const struct tuner_options topt = {.explore_share = 0.10, .gain_threshold = 0.01};
+	static const struct tuner_options topt = {.gain_threshold = 0.01};
 	char path[256], why[256], dbl[512], pid[32];
 	const char *build = getenv("DLPROF_BUILDDIR");
 	char *argv[] = {"dlprofd", "--config", f.conf, "--interval", "0.5", "--store-interval", "0.5",
@@ -332,7 +332,7 @@ setup(void **state)
 	    (f.app.jobs = jobs_new(f.app.store, f.app.tuner, f.node.hw_class, f.proc)) == NULL)
 		return -1;
 	dopt = diag_options_of(f.cfg);
-	if ((f.app.diag = diag_new(&dopt)) == NULL)
+	if ((f.app.diag = diag_new(&dopt, &(struct diag_sources){.store = f.app.store, .tuner = f.app.tuner})) == NULL)
 		return -1;
 	atomic_store(&f.app.limits.max_samples, 1000);
 	atomic_store(&f.app.limits.max_sample_age_s, 1e10);

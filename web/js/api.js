@@ -135,3 +135,24 @@ export function trial(t) {
 		end: t.t_end ?? t.end ?? null,
 	};
 }
+
+const LOOKBACK_S = 86400;   /* samples this long before registration still count as the job's */
+const SKEW_S = 300;         /* and this far ahead of the daemon's clock (the ingest limit) */
+
+/*
+ * The time of a job's first throughput sample when it precedes the job's
+ * registration (clock skew, a job found late), else its start; null while
+ * it has none.  A coarse look over a day gives the bucket; a fine look at
+ * that bucket the sample.
+ */
+export async function firstSample(id, started, signal) {
+	const from = started - LOOKBACK_S, to = Date.now() / 1000 + SKEW_S;
+	const coarse = await series(id, 'samples_per_s', from, to, signal, true);
+	if (!coarse.xs.length)
+		return null;
+	const bucket = (to - from) / 500;   /* wider than the daemon's own buckets (it keeps ~1000) */
+	if (coarse.xs[0] - bucket >= started)
+		return started;
+	const fine = await series(id, 'samples_per_s', coarse.xs[0] - bucket, coarse.xs[0] + bucket, signal);
+	return fine.xs[0] ?? coarse.xs[0] - bucket;
+}

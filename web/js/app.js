@@ -1,6 +1,6 @@
 /*
  * The dashboard's shell: hash routes (#/node, #/jobs, #/jobs/ID,
- * #/workloads, #/workloads/NAME, #/cluster) so every page works from the one
+ * #/compare?jobs=ID,ID, #/workloads, #/workloads/NAME, #/cluster) so every page works from the one
  * index.html the daemon serves, and the live loop: a page that follows a
  * job (liveJob: its id, 0 the node) gets each sampler tick from the live
  * stream (server-sent events, /api/v1/jobs/ID/live) as it is sampled, and
@@ -9,23 +9,20 @@
  * is refreshed every few seconds instead.  Nothing runs while the tab is
  * hidden.  A page module exports mount(el, args, query) returning
  * {refresh(signal), every, liveJob?, onLive?(event), destroy?, retheme?}.
+ * Page modules load when their page is first opened: the node page does
+ * not fetch the job page's heatmap or the workload page's surfaces.
  */
 import { api } from './api.js';
 import { h, replace } from './dom.js';
-import * as nodePage from './pages/node.js';
-import * as jobsPage from './pages/jobs.js';
-import * as jobPage from './pages/job.js';
-import * as workloadsPage from './pages/workloads.js';
-import * as workloadPage from './pages/workload.js';
-import * as clusterPage from './pages/cluster.js';
 
 const ROUTES = [
-	{ re: /^node$/, page: nodePage, tab: 'node' },
-	{ re: /^jobs$/, page: jobsPage, tab: 'jobs' },
-	{ re: /^jobs\/([^/]+)$/, page: jobPage, tab: 'jobs' },
-	{ re: /^workloads$/, page: workloadsPage, tab: 'workloads' },
-	{ re: /^workloads\/([^/]+)$/, page: workloadPage, tab: 'workloads' },
-	{ re: /^cluster$/, page: clusterPage, tab: 'cluster' },
+	{ re: /^node$/, page: () => import('./pages/node.js'), tab: 'node' },
+	{ re: /^jobs$/, page: () => import('./pages/jobs.js'), tab: 'jobs' },
+	{ re: /^jobs\/([^/]+)$/, page: () => import('./pages/job.js'), tab: 'jobs' },
+	{ re: /^compare$/, page: () => import('./pages/compare.js'), tab: 'compare' },
+	{ re: /^workloads$/, page: () => import('./pages/workloads.js'), tab: 'workloads' },
+	{ re: /^workloads\/([^/]+)$/, page: () => import('./pages/workload.js'), tab: 'workloads' },
+	{ re: /^cluster$/, page: () => import('./pages/cluster.js'), tab: 'cluster' },
 ];
 
 const main = document.getElementById('main');
@@ -172,7 +169,7 @@ function showError(e) {
 	box.textContent = `Could not load: ${e.message}`;
 }
 
-function route() {
+async function route() {
 	stop();
 	closeStream();
 	state.seq++;
@@ -196,7 +193,19 @@ function route() {
 	} catch {
 		args = m.slice(1);
 	}
-	state.view = r.page.mount(main, args, query);
+	const seq = state.seq;
+	let page;
+	try {
+		page = await r.page();
+	} catch (e) {
+		replace(main, h('p', { class: 'card error', role: 'alert' }, `Could not load this page: ${e.message}`));
+		main.dataset.loaded = 'error';
+		return;
+	}
+	/* Another page was asked for while this one loaded: that one wins. */
+	if (seq !== state.seq)
+		return;
+	state.view = page.mount(main, args, query);
 	document.title = 'dlprofd · ' + (state.view.title || r.tab);
 	window.scrollTo(0, 0);
 	tick(state.seq);

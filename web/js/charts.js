@@ -3,9 +3,14 @@
  * modules): time-series charts that follow the page theme and the width of
  * their card, a config timeline drawn over a throughput chart, and the
  * learned-surface chart of a workload with error bars and best/default
- * marks.  Labels drawn on canvases are text, never markup.
+ * marks.  Labels drawn on canvases are text, never markup.  Every chart's
+ * numbers are reachable without a mouse: it takes focus, the arrow keys
+ * walk its points (read out through a live region), and its tools row
+ * (datatools.js) opens them as a table or downloads them.  Times are the
+ * browser's; a time's UTC shows on hover.
  */
 import { h, replace } from './dom.js';
+import { tools } from './datatools.js';
 import * as fmt from './format.js';
 
 export function theme() {
@@ -15,6 +20,11 @@ export function theme() {
 		fg: v('--fg'), muted: v('--muted'), grid: v('--grid'), card: v('--card'), bg: v('--bg'),
 		palette: [0, 1, 2, 3, 4, 5, 6, 7].map((i) => v('--c' + i)),
 	};
+}
+
+/* A value as a series' formatter writes it ((value, tick increment) -> text; 0: no tick), or as a number. */
+export function valueText(f, v) {
+	return f ? f(v, 0) : fmt.num(v);
 }
 
 /* The colour with alpha, for bands: works for #rrggbb. */
@@ -66,7 +76,8 @@ function axes(th, spec, yFmt) {
 	const labels = spec.labels || {};
 	return [
 		spec.xTime !== false ? { ...common, space: timeSpace, values: timeTicks }
-			: { ...common, label: labels.x, labelSize: 20, splits: spec.xSplits, values: (u, vals) => vals.map((x) => fmt.num(x)) },
+			: { ...common, label: labels.x, labelSize: 20, splits: spec.xSplits,
+				values: (u, vals, ai, space, incr) => vals.map((x) => (spec.xFmt || fmt.num)(x, incr)) },
 		{ ...common, size: (u, v, ai, cycle) => Math.max(spec.yAxisMin || 0, axisSize(u, v, ai, cycle)),
 			values: (u, vals, ai, space, incr) => vals.map((x) => yFmt(x, incr)),
 			label: labels.y, labelSize: labels.y ? 20 : 0 },
@@ -74,9 +85,11 @@ function axes(th, spec, yFmt) {
 }
 
 /*
- * A chart in el that sizes itself to el's width.  spec: {series: [{label,
- * fmt?}], height?, plugins?, xTime (default true), yFmt?, yMin?, labels?}.
- * set(data) takes uPlot's columnar data; an all-empty set shows `emptyText`.
+ * A chart in el that sizes itself to el's width.  spec: {title, name (file
+ * stem of its downloads), series: [{label, fmt?}], height?, plugins?, xTime
+ * (default true), xFmt?, yFmt?, yMin?, labels?, tools (default true)}.
+ * set(data) takes uPlot's columnar data; an all-empty set shows
+ * `emptyText`.  The tools row and the live region go right after el.
  */
 export class Chart {
 	constructor(el, spec) {
@@ -85,6 +98,76 @@ export class Chart {
 		this.u = null;
 		this.ro = null;
 		this.data = null;
+		this.kidx = null;      /* the point the keys are on */
+		this.said = h('p', { class: 'sr-only', 'aria-live': 'polite', 'data-testid': 'chart-said' });
+		this.tools = spec.tools === false ? null : tools(this.source());
+		this.onKey = (e) => this.key(e);
+	}
+
+	/* What the tools row reads: the data as drawn. */
+	source() {
+		const s = this.spec;
+		return {
+			name: s.name || 'chart',
+			title: s.title || 'chart',
+			x: { time: s.xTime !== false, label: (s.labels && s.labels.x) || (s.xTime === false ? 'x' : 'time'), fmt: s.xFmt },
+			series: s.series.map((x) => ({ label: x.label, fmt: x.fmt || s.yFmt })),
+			columns: () => this.data || [[]],
+		};
+	}
+
+	/* The tools row and the live region sit after the chart, once it is in the page. */
+	attach() {
+		if (this.attached || !this.el.parentNode)
+			return;
+		this.attached = true;
+		this.el.after(...[this.tools && this.tools.el, this.said].filter(Boolean));
+	}
+
+	/* A point as words: "14:03:05: samples/s 185; step time 0.35 s". */
+	describe(i) {
+		const s = this.spec, d = this.data;
+		const x = d[0][i];
+		const xText = s.xTime === false ? `${(s.labels && s.labels.x) || 'x'} ${(s.xFmt || fmt.num)(x)}`
+			: `${fmt.time(x)} (${fmt.utc(x)})`;
+		const ys = s.series.map((ser, k) => `${ser.label} ${d[k + 1][i] == null ? 'no value' : valueText(ser.fmt || s.yFmt, d[k + 1][i])}`);
+		return `${xText}: ${ys.join('; ')}`;
+	}
+
+	/* Arrow keys walk the points (Shift: ten at a time), Home and End jump; Escape lets go. */
+	key(e) {
+		const u = this.u, n = this.data ? this.data[0].length : 0;
+		if (!u || !n)
+			return;
+		let i = this.kidx ?? (u.cursor.idx ?? n - 1);
+		const step = e.shiftKey ? 10 : 1;
+		if (e.key === 'ArrowLeft' || e.key === 'ArrowDown')
+			i -= step;
+		else if (e.key === 'ArrowRight' || e.key === 'ArrowUp')
+			i += step;
+		else if (e.key === 'Home')
+			i = 0;
+		else if (e.key === 'End')
+			i = n - 1;
+		else if (e.key === 'Escape') {
+			this.kidx = null;
+			u.setCursor({ left: -10, top: -10 });
+			return;
+		} else
+			return;
+		e.preventDefault();
+		this.kidx = Math.max(0, Math.min(n - 1, i));
+		u.setCursor({ left: u.valToPos(this.data[0][this.kidx], 'x'), top: u.bbox.height / uPlot.pxRatio / 2 });
+		this.said.textContent = this.describe(this.kidx);
+	}
+
+	/* The chart takes focus and names itself; hovering a time gives its UTC. */
+	keyboard() {
+		const el = this.el;
+		el.tabIndex = 0;
+		el.setAttribute('role', 'group');
+		el.setAttribute('aria-label', `${this.spec.title || 'chart'}: arrow keys read the points; the table below lists them`);
+		el.addEventListener('keydown', this.onKey);
 	}
 
 	options(width) {
@@ -102,8 +185,9 @@ export class Chart {
 			axes: axes(th, s, yFmt),
 			legend: { show: s.legend !== false, live: true },
 			cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+			hooks: { setCursor: [(u) => this.hoverTitle(u)] },
 			series: [
-				s.xTime === false ? { label: (s.labels && s.labels.x) || 'x', value: (u, v) => fmt.num(v) }
+				s.xTime === false ? { label: (s.labels && s.labels.x) || 'x', value: (u, v) => (v == null ? '–' : (s.xFmt || fmt.num)(v)) }
 					: { label: 'time', value: (u, v) => (v == null ? '–' : fmt.time(v)) },
 				...s.series.map((ser, i) => ({
 					label: ser.label,
@@ -119,9 +203,21 @@ export class Chart {
 		};
 	}
 
+	/* The UTC of the time under the cursor, as the chart's tooltip. */
+	hoverTitle(u) {
+		const i = u.cursor.idx;
+		if (this.spec.xTime !== false)
+			this.el.title = i == null || !this.data ? '' : fmt.utc(this.data[0][i]);
+	}
+
 	set(data) {
 		this.data = data;
+		this.attach();
+		if (this.tools)
+			this.tools.refresh();
 		const has = data.length > 1 && data[0].length > 0 && data.slice(1).some((ys) => ys.some((y) => y != null));
+		if (this.tools)
+			this.tools.el.hidden = !has;
 		if (!has) {
 			this.destroy();
 			replace(this.el, h('p', { class: 'chart-note', 'data-testid': 'no-data' }, this.spec.emptyText || 'No samples yet.'));
@@ -130,12 +226,15 @@ export class Chart {
 		}
 		this.el.dataset.points = String(data.slice(1).reduce((n, ys) => n + ys.filter((y) => y != null).length, 0));
 		this.el.dataset.lastT = String(data[0][data[0].length - 1]);
+		if (this.kidx !== null && this.kidx >= data[0].length)
+			this.kidx = null;
 		if (this.u) {
 			this.u.setData(data, true);
 			return;
 		}
 		replace(this.el);
 		this.u = new uPlot(this.options(Math.max(200, this.el.clientWidth)), data, this.el);
+		this.keyboard();
 		this.ro = new ResizeObserver(() => {
 			const w = Math.max(200, this.el.clientWidth);
 			if (this.u && Math.abs(w - this.u.width) > 1)
@@ -160,8 +259,21 @@ export class Chart {
 			this.ro.disconnect();
 		if (this.u)
 			this.u.destroy();
+		this.el.removeEventListener('keydown', this.onKey);
+		this.el.removeAttribute('tabindex');
+		this.el.removeAttribute('role');
+		this.el.removeAttribute('aria-label');
 		this.ro = null;
 		this.u = null;
+	}
+
+	/* The chart is gone for good: its tools row and live region go too. */
+	remove() {
+		this.destroy();
+		if (this.tools)
+			this.tools.el.remove();
+		this.said.remove();
+		this.attached = false;
 	}
 }
 

@@ -4,10 +4,13 @@
  * the node may choose, so text always goes in through text nodes and
  * attributes through a short allow-list; no function here parses HTML.
  */
+import * as fmt from './format.js';
 
 const ATTRS = new Set(['class', 'href', 'title', 'id', 'role', 'colspan', 'aria-label',
 	'aria-current', 'type', 'readonly', 'rows', 'style', 'data-page', 'data-chart',
-	'data-state', 'data-testid', 'tabindex']);
+	'data-state', 'data-testid', 'tabindex', 'datetime', 'download', 'aria-live', 'aria-sort',
+	'aria-describedby', 'aria-pressed', 'checked', 'value', 'placeholder', 'name', 'scope', 'for',
+	'data-job', 'data-kind', 'hidden', 'open']);
 
 /*
  * h('a', {href: '#/jobs', class: 'x', onclick: fn}, 'text', child, [more])
@@ -51,9 +54,21 @@ export function replace(el, ...kids) {
 	return append(el, kids);
 }
 
+/* A time in the browser's zone, its UTC on hover (title) and for machines (datetime). */
+export function when(t) {
+	if (!Number.isFinite(t) || t <= 0)
+		return '–';
+	return h('time', { datetime: new Date(t * 1000).toISOString(), title: fmt.utc(t) }, fmt.time(t));
+}
+
 /* A hash link to a page of the dashboard; parts are URI-encoded. */
 export function link(text, ...parts) {
 	return h('a', { href: '#/' + parts.map((p) => encodeURIComponent(String(p))).join('/') }, text);
+}
+
+/* The address of jobs side by side (pages/compare.js): the jobs' ids, in order. */
+export function compareHref(ids) {
+	return '#/compare?jobs=' + ids.map((id) => encodeURIComponent(String(id))).join(',');
 }
 
 export function card(title, ...kids) {

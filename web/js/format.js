@@ -86,6 +86,30 @@ export function time(t) {
 	return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${hms}`;
 }
 
+/* A unix time in UTC, "YYYY-MM-DD HH:MM:SS UTC": what hovering a local time shows. */
+export function utc(t) {
+	if (!Number.isFinite(t))
+		return '';
+	return new Date(t * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+/*
+ * Seconds since a job's start, short enough for an axis: "+45 s", "+1:40"
+ * (minutes and seconds), "+2:05:00" (hours); seconds are left out where
+ * the ticks are whole minutes apart (incr).
+ */
+export function elapsed(s, incr = 1) {
+	if (!Number.isFinite(s))
+		return '–';
+	const sign = s < 0 ? '−' : '+';
+	const a = Math.abs(s), p = (n) => String(Math.floor(n)).padStart(2, '0');
+	if (a < 60)
+		return `${sign}${Number(a.toFixed(incr < 1 ? 1 : 0))} s`;
+	if (a < 3600)
+		return `${sign}${Math.floor(a / 60)}:${p(a % 60)}`;
+	return `${sign}${Math.floor(a / 3600)}:${p((a % 3600) / 60)}${incr % 60 ? ':' + p(a % 60) : ''}`;
+}
+
 export function ago(t) {
 	return Number.isFinite(t) ? duration(Date.now() / 1000 - t) + ' ago' : '–';
 }

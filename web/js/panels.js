@@ -123,6 +123,8 @@ export class Panel {
 			this.shown = key;
 			const f0 = this.spec.fmt || formatter(want[0].name);
 			this.chart = new Chart(this.chartEl, {
+				title: this.spec.title,
+				name: this.spec.id,
 				height: this.spec.height || 180,
 				yMin: this.spec.yMin,
 				yFmt: f0,
@@ -173,7 +175,7 @@ export class Panel {
 
 	destroyChart() {
 		if (this.chart)
-			this.chart.destroy();
+			this.chart.remove();
 		this.chart = null;
 	}
 }

@@ -54,6 +54,8 @@ export class ThroughputCard {
 			this.destroy();
 			this.lanes = this.model.lanes.length;
 			this.chart = new Chart(this.chartEl, {
+				title: 'Throughput (samples/s)',
+				name: 'throughput',
 				height: 260,
 				yMin: 0,
 				padding: [timelinePadding(this.model), 12, 0, 0],
@@ -74,7 +76,7 @@ export class ThroughputCard {
 			const s = l.segments.find((x) => x.start <= t && t <= x.end);
 			return s ? `${l.name || 'job'}: ${fmt.config(s.trial.config)}` : null;
 		}).filter(Boolean);
-		this.cursorEl.textContent = parts.length ? `At ${fmt.time(t)}: ${parts.join('; ')}` : '';
+		this.cursorEl.textContent = parts.length ? `At ${fmt.time(t)} (${fmt.utc(t)}): ${parts.join('; ')}` : '';
 	}
 
 	retheme() {
@@ -84,7 +86,7 @@ export class ThroughputCard {
 
 	destroy() {
 		if (this.chart)
-			this.chart.destroy();
+			this.chart.remove();
 		this.chart = null;
 	}
 }

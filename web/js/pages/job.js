@@ -5,22 +5,24 @@
  * step time and share of it spent waiting in collectives), the straggler
  * the report names marked.  Then its throughput with the timeline of the
  * configs the tuner assigned laid over it (one strip per phase, a band and a
- * line at each switch), then step time, loss, CPU use and busy threads, IPC
+ * line at each switch), what every thread does (a heatmap), the story of
+ * the job (its timeline), then step time, loss, CPU use and busy threads, IPC
  * and cache misses, GPU and memory where they are counted, the energy
  * attributed to it and its samples per joule, the config it runs now, the
  * phases the client found by itself in an unmodified script, and every
- * trial with its measured objective.
+ * trial with its measured objective.  Its whole record (the series at the
+ * resolution shown, configs, verdicts) downloads from the top.
  */
-import { api, series, latestMap, obj, trial as normTrial, ApiError } from '../api.js';
-import { h, replace, card, facts, table, badge, empty, command, link } from '../dom.js';
+import { api, series, latestMap, obj, query, stepFor, firstSample, trial as normTrial, ApiError } from '../api.js';
+import { h, replace, card, facts, table, badge, empty, command, link, when } from '../dom.js';
 import { Panel } from '../panels.js';
 import { ThroughputCard } from '../throughput.js';
+import { ThreadsCard } from '../heatmap.js';
+import { StoryCard } from '../story.js';
 import { workloadHref } from './workload.js';
 import * as fmt from '../format.js';
 
 const TRIALS_SHOWN = 100;
-const LOOKBACK_S = 86400;   /* samples this long before registration still count as the job's */
-const SKEW_S = 300;         /* and this far ahead of the daemon's clock (the ingest limit) */
 
 /* Panels below the throughput, named as the collectors name their samples. */
 function panelSpecs(collectorNote) {
@@ -50,36 +52,14 @@ function panelSpecs(collectorNote) {
 /* Names the panels above show; any other series is the job's own metric. */
 const KNOWN = /^(samples_per_s|step_time_s|loss|phase_time_s|comm_wait_s)$|^(cpu|mem|gpu|perf|papi|likwid|sched|load|energy|auto)\.|^rank\d+\./;
 
-/*
- * The time of a job's first throughput sample when it precedes the job's
- * registration (clock skew, a job found late), else its start; null while
- * it has none.  A coarse look over a day gives the bucket; a fine look at
- * that bucket the sample.
- */
-async function firstSample(id, started, signal) {
-	const from = started - LOOKBACK_S, to = Date.now() / 1000 + SKEW_S;
-	const coarse = await series(id, 'samples_per_s', from, to, signal, true);
-	if (!coarse.xs.length)
-		return null;
-	const bucket = (to - from) / 500;   /* wider than the daemon's own buckets (it keeps ~1000) */
-	if (coarse.xs[0] - bucket >= started)
-		return started;
-	const fine = await series(id, 'samples_per_s', coarse.xs[0] - bucket, coarse.xs[0] + bucket, signal);
-	return fine.xs[0] ?? coarse.xs[0] - bucket;
-}
-
 function header(job) {
 	const p = fmt.params(obj(job.params));
 	const now = Date.now() / 1000;
 	return [
 		h('h1', { 'data-testid': 'job-title' }, job.workload || '(unnamed)'),
 		badge(job.state || '–', job.state),
-		h('span', { class: 'sub' }, [
-			`job ${job.id}`,
-			p ? ` · ${p}` : '',
-			` · started ${fmt.time(job.started)}`,
-			` · ran ${fmt.duration((job.ended ?? now) - job.started)}`,
-		].join('')),
+		h('span', { class: 'sub' }, `job ${job.id}`, p ? ` · ${p}` : '', ' · started ', when(job.started),
+			` · ran ${fmt.duration((job.ended ?? now) - job.started)}`),
 	];
 }
 
@@ -111,7 +91,7 @@ function diagnosisCard(report) {
 		h('h2', {}, report.state === 'running' ? 'What holds this job back' : 'What held this job back'),
 		h('ul', { class: 'verdicts' }, verdicts.map((v) => h('li', { 'data-testid': 'verdict-' + v.kind },
 			h('strong', {}, VERDICT_TITLES[v.kind] || v.kind),
-			h('span', { class: 'muted' }, v.active ? ` since ${fmt.time(v.since)}` : ` ${fmt.time(v.since)} for ${fmt.duration(v.until - v.since)}`),
+			h('span', { class: 'muted' }, v.active ? [' since ', when(v.since)] : [' ', when(v.since), ` for ${fmt.duration(v.until - v.since)}`]),
 			h('p', {}, v.hint),
 			v.fix ? h('p', { class: 'fix' }, 'Fix: ', h('code', {}, v.fix.text)) : null))),
 		...notes);
@@ -228,7 +208,7 @@ function trialsCard(trials, objective, now) {
 		table([
 			{ label: 'Phase', cell: (t) => t.phase || 'whole job' },
 			{ label: 'Config', wrap: true, cell: (t) => fmt.config(t.config) },
-			{ label: 'From', wide: true, cell: (t) => fmt.time(t.start) },
+			{ label: 'From', wide: true, cell: (t) => when(t.start) },
 			{ label: 'For', num: true, cell: (t) => (t.end ? fmt.duration(t.end - t.start) : 'now') },
 			{ label: 'n', num: true, cell: (t) => String(t.n) },
 			{ label: 'Mean', num: true, cell: (t) => fmt.num(t.mean) },
@@ -274,7 +254,7 @@ function detailsCard(job) {
 		['Found by', job.source],
 		['Command', job.command],
 		['Hardware class', job.hw_class],
-		['Ended', job.ended ? `${fmt.time(job.ended)}${Number.isInteger(job.exit_status) ? `, exit status ${job.exit_status}` : ''}` : null],
+		['Ended', job.ended ? [when(job.ended), Number.isInteger(job.exit_status) ? `, exit status ${job.exit_status}` : ''] : null],
 		['Workload', job.workload ? h('a', { href: workloadHref(job.workload, obj(job.params), job.objective) },
 			'what was learned for ', job.workload) : null],
 	]));
@@ -286,8 +266,22 @@ function nothingYet(id) {
 		command(`curl -s -X POST -H 'Content-Type: application/json' \\\n  -d '{"samples":[{"t":'$(date +%s)',"name":"samples_per_s","value":100}]}' \\\n  ${location.origin}/api/v1/jobs/${id}/metrics`));
 }
 
+/* Links that download the job's whole record over the range shown, at the resolution shown. */
+function recordLinks(id, range) {
+	const q = query([['from', Math.floor(range[0])], ['to', Math.ceil(range[1])], ['step', stepFor(range[0], range[1])]]);
+	const href = (format) => `api/v1/jobs/${encodeURIComponent(id)}/record?${q}&format=${format}`;
+	return [h('span', { class: 'muted' }, 'Download its record (series as shown, configs, verdicts, story): '),
+		h('a', { href: href('json'), download: `dlprofd-job-${id}.json`, 'data-testid': 'record-json' }, 'JSON'), ' · ',
+		h('a', { href: href('csv'), download: `dlprofd-job-${id}.csv`, 'data-testid': 'record-csv' }, 'CSV (series)')];
+}
+
 /* Panels that need the job's processes; without a pid the page says so once. */
 const PROCESS_PANELS = new Set(['cpu', 'threads', 'ipc', 'cache', 'gpu', 'gpumem', 'energy', 'mem', 'sched']);
+
+/* Whether dlprofd has no process of the job to sample: no pid, no Slurm id, no sampled figure. */
+function noProcess(job, names) {
+	return !job.pid && !job.external_id && ![...names].some((n) => /^(cpu|mem|sched|perf|papi|gpu)\./.test(n));
+}
 
 class JobView {
 	constructor(main, id) {
@@ -304,6 +298,9 @@ class JobView {
 		this.ranksBox = h('div');
 		this.emptyBox = h('div');
 		this.tp = new ThroughputCard();
+		this.threads = new ThreadsCard(id);
+		this.story = new StoryCard(id);
+		this.recordBox = h('p', { class: 'chart-note record-links', 'data-testid': 'record' });
 		this.panels = panelSpecs((re, what) => this.collectorNote(re, what))
 			.map((sp) => new Panel({ ...sp, optionalAlways: !!sp.optional }));
 		this.others = new Map();
@@ -315,7 +312,8 @@ class JobView {
 		this.foundBox = h('div');
 		this.found = null;      /* the phases the client found, once it sent them: they do not change */
 		this.detailsBox = h('div');
-		replace(main, this.head, this.diagBox, this.ranksBox, this.emptyBox, this.tp.el, h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
+		replace(main, this.head, this.recordBox, this.diagBox, this.ranksBox, this.emptyBox, this.tp.el, this.threads.el, this.story.el,
+			h('div', { class: 'grid two' }, this.panels.map((p) => p.el)),
 			this.missingNote, this.otherGrid, this.energyBox, this.cfgBox, this.foundBox, this.trialsBox, this.detailsBox);
 	}
 
@@ -365,6 +363,9 @@ class JobView {
 			this.found = await foundPhases(this.id, job.phases || [], range, signal);
 			replace(this.foundBox, foundPhasesCard(this.found));
 		}
+		replace(this.recordBox, ...recordLinks(this.id, range));
+		await this.threads.update(range, signal, noProcess(job, names) ? null : 'the sampler reads each thread once a store interval; none read yet');
+		await this.story.update(signal);
 		await this.updatePanels(job, names, range, signal);
 		replace(this.energyBox, energyCard(job));
 		replace(this.cfgBox, configCard(job));
@@ -391,16 +392,16 @@ class JobView {
 	}
 
 	async updatePanels(job, names, range, signal) {
-		const noProcess = !job.pid && !job.external_id && ![...names].some((n) => /^(cpu|mem|sched|perf|papi|gpu)\./.test(n));
+		const none = noProcess(job, names);
 		for (const p of this.panels)
 			if (PROCESS_PANELS.has(p.spec.id))
-				p.spec.optional = noProcess || p.spec.optionalAlways;
+				p.spec.optional = none || p.spec.optionalAlways;
 		/* Phases folded into the rest of the step have no time of their own. */
 		const folded = new Set((this.found || []).filter((r) => r.folded).map((r) => r.phase));
 		const phases = (job.phases || []).filter((ph) => !folded.has(ph));
 		await Promise.all(this.panels.map((p) => p.update(this.id, names, range[0], range[1], signal, phases)));
 		const missing = this.panels.map((p) => p.missing()).filter(Boolean);
-		this.missingNote.textContent = noProcess
+		this.missingNote.textContent = none
 			? 'The job was registered without a pid, so dlprofd has no process to sample: no CPU, threads, memory, counters or GPU figures.'
 			: missing.length ? 'Not measured for this job: ' + missing.join('; ') + '.' : '';
 		await this.updateOthers(names, range, signal);
@@ -432,12 +433,14 @@ class JobView {
 
 	retheme() {
 		this.tp.retheme();
+		this.threads.retheme();
 		this.panels.forEach((p) => p.retheme());
 		this.others.forEach((p) => p.retheme());
 	}
 
 	destroy() {
 		this.tp.destroy();
+		this.threads.destroy();
 		this.panels.forEach((p) => p.destroyChart());
 		this.others.forEach((p) => p.destroyChart());
 	}

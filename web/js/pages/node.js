@@ -1,10 +1,13 @@
 /*
  * The Node page: what this machine is (topology, hardware class), what its
- * history takes on disk against the budget, which
- * collectors run and why the others do not, and live CPU, memory and GPU
- * charts of the node itself (the series of job 0) over the last 15 minutes.
+ * history takes on disk against the budget, which collectors run and why
+ * the others do not, the running jobs as one compact table that stays
+ * readable at fifty (each job's share of the CPUs as a bar, sortable,
+ * filterable, from the one jobs answer: no request per job), and live CPU,
+ * memory and GPU charts of the node itself (the series of job 0) over the
+ * last 15 minutes.
  */
-import { api, latestMap, list } from '../api.js';
+import { api, latestMap, list, obj } from '../api.js';
 import { h, replace, card, facts, table, badge, empty, command, link } from '../dom.js';
 import { Panel } from '../panels.js';
 import * as fmt from '../format.js';
@@ -67,6 +70,94 @@ function collectors(cols) {
 	], cols);
 }
 
+/* The running jobs' columns: label, the value it sorts by, and the cell. */
+function jobColumns(cpus) {
+	const v = (j, n) => latestMap(j.latest).get(n)?.value;
+	return [
+		{ key: 'id', label: 'Job', num: true, sort: (j) => j.id, cell: (j) => link(String(j.id), 'jobs', j.id) },
+		{ key: 'workload', label: 'Workload', wrap: true, sort: (j) => String(j.workload || ''),
+			cell: (j) => [link(j.workload || '(unnamed)', 'jobs', j.id), fmt.params(obj(j.params)) ? h('span', { class: 'muted' }, ' ' + fmt.params(obj(j.params))) : null] },
+		{ key: 'cores', label: 'CPU (cores)', sort: (j) => v(j, 'cpu.cores') ?? -1, cell: (j) => {
+			const c = v(j, 'cpu.cores'), of = v(j, 'cpu.allowed') || cpus || 1;
+			return h('div', { class: 'bar-cell', title: `${fmt.num(c)} of ${fmt.num(of)} CPUs it may use` },
+				h('span', { class: 'bar', style: `width:${Math.min(100, Math.max(0, (c || 0) / of * 100)).toFixed(1)}%` }),
+				h('span', { class: 'bar-text' }, Number.isFinite(c) ? `${fmt.num(c, 2)} / ${fmt.num(of)}` : '–'));
+		} },
+		{ key: 'threads', label: 'Busy threads', num: true, wide: true, sort: (j) => v(j, 'cpu.busy_threads') ?? -1,
+			cell: (j) => `${fmt.num(v(j, 'cpu.busy_threads'))} / ${fmt.num(v(j, 'cpu.threads'))}` },
+		{ key: 'sps', label: 'samples/s', num: true, sort: (j) => v(j, 'samples_per_s') ?? -1, cell: (j) => fmt.num(v(j, 'samples_per_s')) },
+		{ key: 'user', label: 'User', wide: true, sort: (j) => j.uid ?? -1, cell: (j) => (Number.isInteger(j.uid) ? `uid ${j.uid}` : '–') },
+		{ key: 'ran', label: 'Ran', num: true, wide: true, sort: (j) => -j.started,
+			cell: (j) => h('span', { title: `started ${fmt.utc(j.started)}` }, fmt.duration(Date.now() / 1000 - j.started)) },
+	];
+}
+
+/*
+ * The running jobs, sorted by the column chosen (CPU first) and filtered
+ * by a text a job's workload, id, params or user contains.  A header's
+ * button sorts; the filter keeps its text across refreshes.
+ */
+class RunningJobs {
+	constructor() {
+		this.sortKey = 'cores';
+		this.desc = true;
+		this.jobs = [];
+		this.cpus = 0;
+		this.filter = h('input', { type: 'search', placeholder: 'Filter: workload, job, user…', 'aria-label': 'Filter the running jobs',
+			'data-testid': 'job-filter' });
+		this.filter.addEventListener('input', () => this.render());
+		this.count = h('span', { class: 'muted' });
+		this.body = h('div', { 'data-testid': 'running-jobs' });
+		this.el = h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Running jobs'), this.count, this.filter),
+			this.body);
+	}
+
+	/* What the jobs take together: " · 3.2 of 64 CPUs busy · 12,000 samples/s". */
+	summary() {
+		const sum = (n) => this.jobs.reduce((s, j) => s + (latestMap(j.latest).get(n)?.value || 0), 0);
+		const sps = sum('samples_per_s');
+		return ` · ${fmt.num(sum('cpu.cores'), 2)} of ${fmt.num(this.cpus)} CPUs busy` + (sps ? ` · ${fmt.num(sps)} samples/s` : '');
+	}
+
+	update(jobs, cpus) {
+		this.jobs = jobs;
+		this.cpus = cpus;
+		this.render();
+	}
+
+	render() {
+		const cols = jobColumns(this.cpus);
+		const q = this.filter.value.trim().toLowerCase();
+		const shown = this.jobs.filter((j) => !q || [j.id, j.workload, fmt.params(obj(j.params)), j.uid, j.external_id]
+			.some((x) => x !== null && x !== undefined && String(x).toLowerCase().includes(q)));
+		const by = cols.find((c) => c.key === this.sortKey) || cols[0];
+		shown.sort((a, b) => {
+			const x = by.sort(a), y = by.sort(b);
+			const c = typeof x === 'string' ? x.localeCompare(y) : x - y;
+			return (this.desc ? -c : c) || a.id - b.id;
+		});
+		this.count.textContent = (q ? `${shown.length} of ${this.jobs.length}` : `${this.jobs.length}`) + this.summary();
+		const t = table(cols, shown);
+		/* Headers become sort buttons: a table of fifty is read by its busiest first. */
+		t.querySelectorAll('thead th').forEach((th, i) => {
+			const c = cols[i];
+			const btn = h('button', { type: 'button', class: 'sort' }, c.label);
+			btn.addEventListener('click', () => {
+				this.desc = this.sortKey === c.key ? !this.desc : true;
+				this.sortKey = c.key;
+				this.render();
+			});
+			th.setAttribute('aria-sort', c.key === this.sortKey ? (this.desc ? 'descending' : 'ascending') : 'none');
+			replace(th, btn);
+		});
+		t.classList.add('compact', 'scroll-rows');
+		t.tabIndex = 0;
+		t.setAttribute('role', 'region');
+		t.setAttribute('aria-label', 'Running jobs');
+		replace(this.body, shown.length ? t : h('p', { class: 'muted' }, 'No running job matches.'));
+	}
+}
+
 export function mount(main) {
 	const head = h('div', { class: 'page-head' }, h('h1', {}, 'Node'), h('span', { class: 'sub' }));
 	const topoBox = card('Topology');
@@ -84,7 +175,9 @@ export function mount(main) {
 	const grid = h('div', { class: 'grid two' }, topoBox, collBox);
 	const charts = h('div', { class: 'grid two' }, panels.map((p) => p.el));
 	const jobsHint = h('div');
-	replace(main, head, grid, jobsHint, charts);
+	const running = new RunningJobs();
+	/* The jobs first: fifty of them scroll in their own box, so the charts stay near the top. */
+	replace(main, head, jobsHint, charts, grid);
 
 	return {
 		title: 'node',
@@ -107,13 +200,20 @@ export function mount(main) {
 					names.add(`gpu.${i}.util_percent`).add(`gpu.${i}.mem_used_bytes`);
 			}
 			const to = Date.now() / 1000;
-			await Promise.all(panels.map((p) => p.update(0, names, to - WINDOW_S, to, signal)));
-			const jobs = list(await api('jobs?state=running', signal), 'jobs');
-			replace(jobsHint, jobs.length ? card('Running now', h('ul', { class: 'chips' }, jobs.slice(0, 50).map((j) =>
-				h('li', {}, link(j.workload || '(unnamed)', 'jobs', j.id), h('span', { class: 'muted' }, ` job ${j.id}`))))) : empty('No job is running on this node.',
-				h('p', {}, 'Start one with the dlprof client (', h('code', {}, 'import dlprof'),
-					'), or register one by hand:'),
-				command(registerCommand())));
+			const [jobsAnswer] = await Promise.all([api('jobs?state=running', signal),
+				...panels.map((p) => p.update(0, names, to - WINDOW_S, to, signal))]);
+			const jobs = list(jobsAnswer, 'jobs');
+			const t = node.topology && typeof node.topology === 'object' ? node.topology : node;
+			if (jobs.length) {
+				running.update(jobs, t.cpus_allowed || t.cpus_online || 0);
+				if (jobsHint.firstChild !== running.el)
+					replace(jobsHint, running.el);
+			} else {
+				replace(jobsHint, empty('No job is running on this node.',
+					h('p', {}, 'Start one with the dlprof client (', h('code', {}, 'import dlprof'),
+						'), or register one by hand:'),
+					command(registerCommand())));
+			}
 		},
 		retheme() {
 			panels.forEach((p) => p.retheme());

@@ -360,6 +360,7 @@ class WorkloadView {
 		const xs = built.data[0];
 		const marks = { current: built.marks };
 		const c = new Chart(el, {
+			title: `Learned surface of ${this.name}`, name: 'surface',
 			height: 300, xTime: false, yMin: 0,
 			xLog: xs.length > 1 && xs[0] > 0,
 			xSplits: () => xs,
@@ -378,7 +379,7 @@ class WorkloadView {
 	}
 
 	destroy() {
-		this.charts.forEach((c) => c.destroy());
+		this.charts.forEach((c) => c.remove());
 		this.charts.length = 0;
 	}
 }
