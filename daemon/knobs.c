@@ -264,8 +264,10 @@ static int declare_knob(struct knob_space *sp, const char *name, const json_t *d
  * knobs, each with 1 to KNOB_MAX_VALUES values (a filter's mask has a bit
  * for each), integer values strictly ascending (floor_index, the features'
  * log2 offset, smallest_allowed), a prior among them, and ncand their
- * product (candidates are mixed-radix indices below it).
+ * product (candidates are mixed-radix indices below it).  Only asserts
+ * call it, so a build with NDEBUG has none.
  */
+#ifndef NDEBUG
 static bool space_holds(const struct knob_space *sp)
 {
 	long n = 1;
@@ -283,6 +285,7 @@ static bool space_holds(const struct knob_space *sp)
 	}
 	return n == sp->ncand && n <= SPACE_MAX_CANDIDATES;
 }
+#endif
 
 /* Counts candidates and model dimensions; -1 when over the limits. */
 static int space_finish(struct knob_space *sp, char *err, size_t err_len)
@@ -606,12 +609,14 @@ int knobs_prior_candidate(const struct knob_space *sp)
 
 double knobs_value_feature(const struct knob *k, long v)
 {
-	/* v is one of k's values; a knob reaches here only when it is tuned (two values at least). */
-	assert(k->nvalues > 1 && v >= k->ivalues[0] && v <= k->ivalues[k->nvalues - 1]);
+	/* v is one of k's values (ascending), so the logs are of numbers >= 1. */
+	assert(k->nvalues >= 1 && v >= k->ivalues[0] && v <= k->ivalues[k->nvalues - 1]);
 	if (k->ivalues[0] >= 1)
 		return log2((double)v);
 	if (k->ivalues[0] >= 0)
 		return log2((double)v + 1.0);
+	/* Linear over the range: a knob with negative values is only scaled when it is tuned (two values at least). */
+	assert(k->nvalues > 1);
 	return 3.0 * (double)(v - k->ivalues[0]) / (double)(k->ivalues[k->nvalues - 1] - k->ivalues[0]);
 }
 

@@ -48,7 +48,7 @@ static const char sql_job_join_found[] =
 	"uid = coalesce(uid, ?4), objective = iif(config IS NULL, ?5, objective), knobs = coalesce(knobs, ?6), "
 	"command = coalesce(command, ?7) WHERE id = ?1 AND state = 'running'";
 static const char sql_job_exists[] = "SELECT 1 FROM jobs WHERE id = ?1";
-/* Changes the row only when the config is another: a change is also a timeline event (sql/016). */
+/* Changes the row only when the config is another: a change is also a timeline event (sql/017). */
 static const char sql_job_set_config[] = "UPDATE jobs SET config = ?2 WHERE id = ?1 AND config IS NOT ?2";
 static const char sql_job_config_event[] =
 	"INSERT INTO job_events (job_id, t, kind, detail) "

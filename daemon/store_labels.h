@@ -1,5 +1,5 @@
 /*
- * What a series is, in words (sql/016: series_labels): a per-thread series
+ * What a series is, in words (sql/017: series_labels): a per-thread series
  * thread.PID.TID.* is labelled with the thread's name, which the sampler
  * posts when it first sees the thread and when the name changes.  Same
  * conventions as store.h.

@@ -215,7 +215,7 @@ static void config_event(struct tl *tl, double t, const json_t *prev, const json
 	phase_overrides(tl, t, prev, cfg, why);
 }
 
-/* The configs of the stored events; false when there are none (a database older than sql/016). */
+/* The configs of the stored events; false when there are none (a database older than sql/017). */
 static int stored_configs(struct tl *tl, const json_t *events)
 {
 	const json_t *prev = NULL, *e, *d;

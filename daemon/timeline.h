@@ -27,7 +27,7 @@
  *   rank_joined     rank, node
  *   rank_left       rank, exit_status
  *   ended           exit_status
- * A job with no config events (a database older than sql/016) gets its
+ * A job with no config events (a database older than sql/017) gets its
  * configs from its whole-job trials, why null.  NULL when out of memory.
  */
 json_t *timeline_events(const json_t *job, const json_t *events, const json_t *verdicts);
