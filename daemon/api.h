@@ -70,6 +70,14 @@ int api_query_number(const struct http_request *req, struct http_response *resp,
 int api_query_range(const struct http_request *req, struct http_response *resp, bool *has_from, double *from,
 		    bool *has_to, double *to, bool *has_step, double *step);
 /*
+ * api_series.c: the from/to/step arguments of a read over job id's life:
+ * from defaults to its start, to to its end (now while it runs), and the
+ * step is at least the range over max_points.  Replies (400, or the store's
+ * error) and returns -1 when it cannot.
+ */
+int api_job_range(const struct http_request *req, struct http_response *resp, int64_t id, double max_points,
+		  double *from, double *to, double *step);
+/*
  * api_jobs.c: job id as GET /api/v1/jobs/{id} shows it to this request's
  * caller (other nodes' ranks merged, the command hidden from readers who
  * may not see it, its energy), a new object in *out; a store error.

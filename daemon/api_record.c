@@ -16,14 +16,12 @@
  * thousand threads has a million points, which as JSON values would take a
  * hundred megabytes.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "app.h"
-#include "clock.h"
 #include "diag_report.h"
 #include "log.h"
 #include "metrics.h"
@@ -154,32 +152,6 @@ done:
 	return r;
 }
 
-/* The range asked, else the job's life; the step at least the range over RECORD_MAX_POINTS. */
-static int record_range(const struct http_request *req, struct http_response *resp, int64_t id, double *from,
-			double *to, double *step)
-{
-	bool has_from, has_to, has_step;
-	json_t *job;
-	int r;
-
-	if (api_query_range(req, resp, &has_from, from, &has_to, to, &has_step, step) < 0)
-		return -1;
-	if ((r = store_job_get(req->app->store, id, &job)) != STORE_OK) {
-		api_store_error(resp, r, "job");
-		return -1;
-	}
-	if (!has_from)
-		*from = json_number_value(json_object_get(job, "started"));
-	if (!has_to)
-		*to = json_is_number(json_object_get(job, "ended"))
-			      ? json_number_value(json_object_get(job, "ended")) + 1
-			      : clock_now_s() + 1;
-	json_decref(job);
-	if (*to <= *from)
-		*to = *from + 1;
-	*step = fmax(has_step ? *step : 0, (*to - *from) / RECORD_MAX_POINTS);
-	return 0;
-}
 
 void api_job_record(const struct http_request *req, struct http_response *resp)
 {
@@ -196,7 +168,7 @@ void api_job_record(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 400, "bad_request", "format: json (default) or csv");
 		return;
 	}
-	if (api_job_id(req, resp, &id) < 0 || record_range(req, resp, id, &from, &to, &step) < 0)
+	if (api_job_id(req, resp, &id) < 0 || api_job_range(req, resp, id, RECORD_MAX_POINTS, &from, &to, &step) < 0)
 		return;
 	o.csv = format && strcmp(format, "csv") == 0;
 	if ((r = store_labels(req->app->store, id, STORE_THREAD_PREFIX, &labels)) != STORE_OK) {

@@ -15,6 +15,7 @@
 
 #include "api.h"
 #include "app.h"
+#include "clock.h"
 #include "live.h"
 #include "metrics.h"
 #include "store.h"
@@ -57,6 +58,32 @@ api_query_range(const struct http_request *req, struct http_response *resp, bool
 		http_reply_error(resp, 400, "bad_request", "step must be a positive number of seconds");
 		return -1;
 	}
+	return 0;
+}
+
+int api_job_range(const struct http_request *req, struct http_response *resp, int64_t id, double max_points,
+		  double *from, double *to, double *step)
+{
+	bool has_from, has_to, has_step;
+	json_t *job;
+	int r;
+
+	if (api_query_range(req, resp, &has_from, from, &has_to, to, &has_step, step) < 0)
+		return -1;
+	if ((r = store_job_get(req->app->store, id, &job)) != STORE_OK) {
+		api_store_error(resp, r, "job");
+		return -1;
+	}
+	if (!has_from)
+		*from = json_number_value(json_object_get(job, "started"));
+	if (!has_to)
+		*to = json_is_number(json_object_get(job, "ended"))
+			      ? json_number_value(json_object_get(job, "ended")) + 1
+			      : clock_now_s() + 1;
+	json_decref(job);
+	if (*to <= *from)
+		*to = *from + 1;
+	*step = fmax(has_step ? *step : 0, (*to - *from) / max_points);
 	return 0;
 }
 

@@ -26,7 +26,6 @@
 #include "api.h"
 #include "app.h"
 #include "array.h"
-#include "clock.h"
 #include "log.h"
 #include "store.h"
 #include "store_labels.h"
@@ -218,31 +217,12 @@ static json_t *matrix_json(struct matrix *m, const json_t *labels, json_t *answe
 	return answer;
 }
 
-/* The range: asked, else the job's life (to now while it runs). */
+/* The range: asked, else the job's life (to now while it runs); a column at least the range over THREADS_MAX_COLUMNS. */
 static int threads_range(const struct http_request *req, struct http_response *resp, int64_t id, double *from,
 			 double *to, double *width, size_t *nb)
 {
-	bool has_from, has_to, has_step;
-	double step = 0;
-	json_t *job;
-	int r;
-
-	if (api_query_range(req, resp, &has_from, from, &has_to, to, &has_step, &step) < 0)
+	if (api_job_range(req, resp, id, THREADS_MAX_COLUMNS, from, to, width) < 0)
 		return -1;
-	if ((r = store_job_get(req->app->store, id, &job)) != STORE_OK) {
-		api_store_error(resp, r, "job");
-		return -1;
-	}
-	if (!has_from)
-		*from = json_number_value(json_object_get(job, "started"));
-	if (!has_to)
-		*to = json_is_number(json_object_get(job, "ended"))
-			      ? json_number_value(json_object_get(job, "ended")) + 1
-			      : clock_now_s() + 1;
-	json_decref(job);
-	if (*to <= *from)
-		*to = *from + 1;
-	*width = fmax(has_step ? step : 0, (*to - *from) / THREADS_MAX_COLUMNS);
 	*nb = (size_t)ceil((*to - *from) / *width);
 	return 0;
 }
