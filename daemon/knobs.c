@@ -606,12 +606,17 @@ int knobs_prior_candidate(const struct knob_space *sp)
 
 double knobs_value_feature(const struct knob *k, long v)
 {
-	/* v is one of k's values; a knob reaches here only when it is tuned (two values at least). */
-	assert(k->nvalues > 1 && v >= k->ivalues[0] && v <= k->ivalues[k->nvalues - 1]);
+	/*
+	 * v is one of k's values.  A fixed knob (one value) has a feature too:
+	 * the learner measures distances over every knob of a candidate.
+	 */
+	assert(k->nvalues >= 1 && v >= k->ivalues[0] && v <= k->ivalues[k->nvalues - 1]);
 	if (k->ivalues[0] >= 1)
 		return log2((double)v);
 	if (k->ivalues[0] >= 0)
 		return log2((double)v + 1.0);
+	if (k->nvalues == 1)
+		return 0.0;
 	return 3.0 * (double)(v - k->ivalues[0]) / (double)(k->ivalues[k->nvalues - 1] - k->ivalues[0]);
 }
 
