@@ -90,17 +90,16 @@ static bool redacted_for(const struct http_request *req)
 void api_jobs_list(const struct http_request *req, struct http_response *resp)
 {
 	const char *state = http_query(req, "state");
+	int which = state ? config_enum_value(config_job_filter_names, state) : JOB_FILTER_RUNNING;
 	json_t *jobs, *job;
 	size_t i;
 	int r;
 
-	if (!state)
-		state = "running";
-	if (strcmp(state, "running") != 0 && strcmp(state, "ended") != 0 && strcmp(state, "all") != 0) {
+	if (which < 0) {
 		http_reply_error(resp, 400, "bad_request", "state: one of running, ended, all");
 		return;
 	}
-	r = store_jobs_list(req->app->store, state, &jobs);
+	r = store_jobs_list(req->app->store, (enum job_filter)which, &jobs);
 	if (r != STORE_OK) {
 		api_store_error(resp, r, "jobs");
 		return;
@@ -227,7 +226,8 @@ void api_job_end(const struct http_request *req, struct http_response *resp)
 		api_jobs_error(resp, r, why, "end job");
 		goto done;
 	}
-	http_reply_json(resp, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "ended"));
+	http_reply_json(resp, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state",
+				   config_enum_name(config_job_state_names, JOB_STATE_ENDED)));
 done:
 	json_decref(body);
 }

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "config_env.h"
 #include "gpu_pick.h"
+#include "knobs.h"
 #include "sampler.h"
 #include "store.h"
 
@@ -104,7 +105,7 @@ static size_t running_holders(struct store *st, char (*names)[GPU_HOLDER_TEXT], 
 	json_t *jobs = NULL, *j;
 	size_t i, n = 0;
 
-	if (!st || store_jobs_list(st, "running", &jobs) != STORE_OK)
+	if (!st || store_jobs_list(st, JOB_FILTER_RUNNING, &jobs) != STORE_OK)
 		return 0;
 	json_array_foreach(jobs, i, j) {
 		const json_t *ext = json_object_get(j, "external_id");
@@ -123,7 +124,7 @@ static size_t running_holders(struct store *st, char (*names)[GPU_HOLDER_TEXT], 
 
 json_t *config_env(const struct app *app, const json_t *config, const struct config_env_for *who, json_t **gpu_pick_out)
 {
-	const json_t *want = json_object_get(config, "gpus");
+	const json_t *want = json_object_get(config, knob_name(KNOB_GPUS));
 	struct gpu_seen gpus[GPU_PICK_MAX];
 	struct gpu_pick pick;
 	struct gpu_pick_request req = {json_is_integer(want) ? (long)json_integer_value(want) : 0,

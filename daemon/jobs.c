@@ -199,8 +199,7 @@ static json_t *initial_config(struct jobs *j, int64_t id, const struct job_spec 
 	json_t *config = NULL;
 
 	if (j->tuner)
-		config = tuner_job_start(j->tuner, id, spec->workload, spec->params_json,
-					 spec->objective ? spec->objective : "throughput", knobs);
+		config = tuner_job_start(j->tuner, id, spec->workload, spec->params_json, spec->objective, knobs);
 	return config ? config : json_object();
 }
 

@@ -82,7 +82,7 @@ static const char sql_job_next_phase[] =
 	" UNION ALL SELECT min(phase) FROM series WHERE job_id = ?1 AND phase > ?2)";
 static const char sql_job_latest[] = "SELECT name, value FROM latest WHERE job_id = ?1";
 static const char sql_job_brief[] =
-	"SELECT j.id, j.state, j.uid, j.workload_id, w.name, j.objective FROM jobs j "
+	"SELECT j.id, j.state, j.uid, j.workload_id, w.name FROM jobs j "
 	"JOIN workloads w ON w.id = j.workload_id WHERE j.id = ?1";
 
 static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
@@ -174,7 +174,7 @@ static int job_stmt(struct store_conn *c, const char *sql, const struct job_spec
 		sqlite3_bind_int64(s, 3, sp->pid);
 	if (sp->has_uid)
 		sqlite3_bind_int64(s, 4, (sqlite3_int64)sp->uid);
-	sqlite3_bind_text(s, 5, sp->objective ? sp->objective : "throughput", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, config_enum_name(config_objective_names, sp->objective), -1, SQLITE_STATIC);
 	bind_text_or_null(s, 6, sp->knobs_json);
 	bind_text_or_null(s, 7, sp->command);
 	*out = s;
@@ -463,11 +463,11 @@ static int job_latest_json(struct store_conn *c, int64_t id, json_t *job)
 	return r;
 }
 
-int store_jobs_list(struct store *st, const char *state, json_t **out)
+int store_jobs_list(struct store *st, enum job_filter which, json_t **out)
 {
-	const char *sql = strcmp(state, "running") == 0 ? sql_jobs_running
-			: strcmp(state, "ended") == 0   ? sql_jobs_ended
-							: sql_jobs_all;
+	const char *sql = which == JOB_FILTER_RUNNING ? sql_jobs_running
+			: which == JOB_FILTER_ENDED   ? sql_jobs_ended
+						      : sql_jobs_all;
 	struct store_conn *c = store_reader(st);
 	sqlite3_stmt *s = store_stmt(c, sql);
 	json_t *arr = json_array();
@@ -607,12 +607,11 @@ static void brief_row(sqlite3_stmt *s, void *arg)
 
 	memset(out, 0, sizeof(*out));
 	out->id = sqlite3_column_int64(s, 0);
-	out->running = strcmp(store_col_str(s, 1), "running") == 0;
+	out->running = config_enum_value(config_job_state_names, store_col_str(s, 1)) == JOB_STATE_RUNNING;
 	out->has_uid = sqlite3_column_type(s, 2) != SQLITE_NULL;
 	out->uid = (uid_t)sqlite3_column_int64(s, 2);
 	out->workload_id = sqlite3_column_int64(s, 3);
 	snprintf(out->workload, sizeof(out->workload), "%s", store_col_str(s, 4));
-	snprintf(out->objective, sizeof(out->objective), "%s", store_col_str(s, 5));
 }
 
 int store_job_brief(struct store *st, int64_t id, struct job_brief *out)

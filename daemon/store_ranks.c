@@ -214,7 +214,7 @@ rank_from_row(sqlite3_stmt *s, struct rank_row *k)
 	k->local_rank = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
 	snprintf(k->node, sizeof(k->node), "%s", store_col_str(s, 2));
 	k->pid = sqlite3_column_int64(s, 3);
-	k->running = strcmp(store_col_str(s, 4), "running") == 0;
+	k->running = config_enum_value(config_job_state_names, store_col_str(s, 4)) == JOB_STATE_RUNNING;
 	k->joined = sqlite3_column_double(s, 5);
 	k->steps = sqlite3_column_int64(s, 6);
 	k->step_s = sqlite3_column_double(s, 7);
@@ -267,7 +267,7 @@ store_rank_row_json(const struct rank_row *k)
 {
 	double steps = (double)k->steps;
 	json_t *o = json_pack("{s:i,s:s,s:s}", "rank", k->rank, "node", k->node, "state",
-			      k->running ? "running" : "ended");
+			      config_enum_name(config_job_state_names, k->running ? JOB_STATE_RUNNING : JOB_STATE_ENDED));
 
 	json_object_set_new(o, "local_rank", k->local_rank >= 0 ? json_integer(k->local_rank) : json_null());
 	json_object_set_new(o, "pid", k->pid > 0 ? json_integer(k->pid) : json_null());

@@ -212,7 +212,7 @@ struct tuner {
 /* The node's limits as knobs see them; efficiency objectives start small. */
 void tuner_topology(const struct tuner *t, bool efficiency, struct knob_topology *out);
 struct tuner_workload *tuner_workload_find(struct tuner *t, const char *name, const json_t *params,
-					   const char *objective);
+					   enum objective objective);
 /* The phase's learner, created when create is set; NULL when absent or out of room. */
 struct tuner_phase *tuner_phase_get(struct tuner_workload *w, const char *phase, bool create);
 /*
@@ -271,10 +271,10 @@ bool tuner_has_trials(const struct tuner_workload *w);
  * Asks the cluster (tuner_set_other_ask) about a variant without trials of
  * this class; called without the lock, at a job start or a recommendation.
  */
-void tuner_other_ask(struct tuner *t, const char *name, const json_t *canon, const char *objective);
+void tuner_other_ask(struct tuner *t, const char *name, const json_t *canon, enum objective objective);
 /* A workload not seen yet, with the knobs declared (NULL: none); NULL after logging why. */
 struct tuner_workload *tuner_workload_create(struct tuner *t, const char *name, const json_t *params,
-					     const char *objective, const json_t *declared);
+					     enum objective objective, const json_t *declared);
 /* The most-trialled similar workload, or NULL. */
 struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
 				     const json_t *params, enum objective objective);
@@ -330,8 +330,5 @@ void tuner_cache_free(struct tuner *t);
 
 /* Copies params with integral reals as integers and numeric strings as numbers. */
 json_t *tuner_params_canonical(const json_t *params);
-/* An objective's name as the API and the store give it; throughput when NULL or unknown. */
-enum objective tuner_objective(const char *name);
-const char *tuner_objective_name(enum objective o);
 
 #endif

@@ -47,7 +47,7 @@
 
 double tuner_resources(const struct knob_space *sp, int cand)
 {
-	long g = knobs_int_value(sp, cand, "gpus", 0), th = knobs_int_value(sp, cand, "intra_threads", 1);
+	long g = knobs_int_value(sp, cand, KNOB_GPUS, 0), th = knobs_int_value(sp, cand, KNOB_INTRA_THREADS, 1);
 
 	return g > 0 ? (double)g : (double)(th > 0 ? th : 1);
 }

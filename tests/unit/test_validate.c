@@ -115,7 +115,7 @@ static void test_registration(void **state)
 	assert_int_equal(validate_registration(body, &spec, &params, &knobs, err, sizeof(err)), 0);
 	assert_string_equal(spec.workload, "lstm");
 	assert_string_equal(params, "{\"a\":\"x\",\"z\":1}");
-	assert_string_equal(spec.objective, "goodput");
+	assert_int_equal(spec.objective, OBJECTIVE_GOODPUT);
 	assert_int_equal(spec.pid, 42);
 	assert_non_null(knobs);
 	free(params);
