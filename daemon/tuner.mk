@@ -15,7 +15,8 @@ TUNER_SOURCES = \
 # Unit tests of the pure parts and of the tuner over a real store.
 if HAVE_CMOCKA
 TUNER_TESTS = tests/unit/test_tuner_knobs tests/unit/test_tuner_learner tests/unit/test_tuner \
-	tests/unit/test_tuner_other tests/unit/test_goodput tests/unit/test_tuner_gate
+	tests/unit/test_tuner_other tests/unit/test_goodput tests/unit/test_tuner_gate \
+	tests/unit/test_tuner_plan tests/unit/test_tuner_goodput
 check_PROGRAMS += $(TUNER_TESTS)
 TESTS += $(TUNER_TESTS)
 tests_unit_test_tuner_knobs_SOURCES = tests/unit/test_tuner_knobs.c
@@ -36,6 +37,12 @@ tests_unit_test_tuner_other_LDADD = $(UNIT_LDADD)
 tests_unit_test_tuner_gate_SOURCES = tests/unit/test_tuner_gate.c
 tests_unit_test_tuner_gate_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tuner_gate_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_plan_SOURCES = tests/unit/test_tuner_plan.c
+tests_unit_test_tuner_plan_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_plan_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_goodput_SOURCES = tests/unit/test_tuner_goodput.c
+tests_unit_test_tuner_goodput_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_goodput_LDADD = $(UNIT_LDADD)
 endif
 
 # A job driven through the HTTP API learns a surface it never saw; restarts keep it.
