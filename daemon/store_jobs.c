@@ -301,12 +301,11 @@ struct job_end {
 /* STORE_OK when job id exists, STORE_ENOTFOUND when not, or the failure. */
 static int job_exists(struct store_conn *c, int64_t id)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_job_exists);
+	sqlite3_stmt *s = store_stmt_id(c, sql_job_exists, id);
 	int rc;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, id);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE)
 		return STORE_ENOTFOUND;
@@ -354,20 +353,18 @@ struct job_config {
 static int apply_job_set_config(struct store_conn *c, void *arg)
 {
 	struct job_config *jc = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_job_set_config);
+	sqlite3_stmt *s = store_stmt_id(c, sql_job_set_config, jc->id);
 	int r;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, jc->id);
 	sqlite3_bind_text(s, 2, jc->config, -1, SQLITE_STATIC);
 	if ((r = step_done(c, s, "set job config")) != STORE_OK)
 		return r;
 	if (sqlite3_changes(c->db) == 0)
 		return job_exists(c, jc->id);
-	if (!(s = store_stmt(c, sql_job_config_event)))
+	if (!(s = store_stmt_id(c, sql_job_config_event, jc->id)))
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, jc->id);
 	sqlite3_bind_double(s, 2, jc->t);
 	sqlite3_bind_text(s, 3, jc->config, -1, SQLITE_STATIC);
 	if (jc->why)
@@ -394,13 +391,12 @@ typedef void (*row_fn)(sqlite3_stmt *s, void *arg);
 static int query_by_id(struct store_conn *c, const char *sql, int64_t id, bool must_exist, row_fn row, void *arg,
 		       const char *what)
 {
-	sqlite3_stmt *s = store_stmt(c, sql);
+	sqlite3_stmt *s = store_stmt_id(c, sql, id);
 	bool any = false;
 	int rc;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		row(s, arg);
 		any = true;
