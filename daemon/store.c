@@ -172,6 +172,13 @@ sqlite3_stmt *store_stmt_id(struct store_conn *c, const char *sql, int64_t id)
 	return s;
 }
 
+int store_step(struct store_conn *c, sqlite3_stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s);
+
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc, what);
+}
+
 int store_run_id(struct store_conn *c, const char *sql, int64_t id, const char *what)
 {
 	sqlite3_stmt *s = store_stmt_id(c, sql, id);

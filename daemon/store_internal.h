@@ -35,7 +35,12 @@ struct store_conn {
 sqlite3_stmt *store_stmt(struct store_conn *c, const char *sql);
 /* store_stmt with ?1 bound to id: the preamble of every statement about one row's id. */
 sqlite3_stmt *store_stmt_id(struct store_conn *c, const char *sql, int64_t id);
-/* Runs sql (a statement that returns no rows) with ?1 bound to id; STORE_OK or the failure, logged as what. */
+/*
+ * Steps s once, its parameters bound (a write, or a read whose row is not
+ * wanted); STORE_OK on a row or at the end, else the failure, logged as what.
+ */
+int store_step(struct store_conn *c, sqlite3_stmt *s, const char *what);
+/* Runs sql (a statement that returns no rows) with ?1 bound to id, and resets it; STORE_OK or the failure, logged as what. */
 int store_run_id(struct store_conn *c, const char *sql, int64_t id, const char *what);
 
 /*

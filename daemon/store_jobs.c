@@ -94,14 +94,6 @@ static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
 }
 
 /* Steps a statement that returns no rows (or ignores them). */
-static int step_done(struct store_conn *c, sqlite3_stmt *s, const char *what)
-{
-	int rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return store_fail(c, rc, what);
-	return STORE_OK;
-}
-
 /* ---- node ---- */
 
 struct node_row {
@@ -118,7 +110,7 @@ static int apply_node_save(struct store_conn *c, void *arg)
 	sqlite3_bind_text(s, 1, r->hostname, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, r->hw_class, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, r->topology, -1, SQLITE_STATIC);
-	return step_done(c, s, "save node");
+	return store_step(c, s, "save node");
 }
 
 int store_node_save(struct store *st, const char *hostname, const char *hw_class, const char *topology_json)
@@ -194,7 +186,7 @@ static int apply_job_register(struct store_conn *c, void *arg)
 	bind_text_or_null(s, 9, sp->config_json);
 	sqlite3_bind_text(s, 10, sp->source ? sp->source : "registered", -1, SQLITE_STATIC);
 	sqlite3_bind_double(s, 11, sp->started);
-	if ((rc = step_done(c, s, "insert job")) != STORE_OK)
+	if ((rc = store_step(c, s, "insert job")) != STORE_OK)
 		return rc;
 	ji->id = sqlite3_last_insert_rowid(c->db);
 	return STORE_OK;
@@ -221,7 +213,7 @@ static int apply_job_adopt(struct store_conn *c, void *arg)
 	if ((rc = job_stmt(c, sql_job_adopt, ji->spec, &s)) != STORE_OK)
 		return rc;
 	sqlite3_bind_int64(s, 1, ji->id);
-	if ((rc = step_done(c, s, "adopt job")) != STORE_OK)
+	if ((rc = store_step(c, s, "adopt job")) != STORE_OK)
 		return rc;
 	return sqlite3_changes(c->db) == 1 ? STORE_OK : STORE_ENOTFOUND;
 }
@@ -268,7 +260,7 @@ static int apply_job_join(struct store_conn *c, void *arg)
 		rc = apply_job_register(c, &ji);
 	else if (jj->spec->rank->rank == 0 && (rc = job_stmt(c, sql_job_join_found, jj->spec, &s)) == STORE_OK) {
 		sqlite3_bind_int64(s, 1, ji.id);
-		rc = step_done(c, s, "rank 0 takes over a found job");
+		rc = store_step(c, s, "rank 0 takes over a found job");
 	}
 	if (rc != STORE_OK)
 		return rc;
@@ -327,10 +319,9 @@ static int apply_job_end(struct store_conn *c, void *arg)
 	sqlite3_bind_double(s, 2, e->ended);
 	if (e->has_exit)
 		sqlite3_bind_int(s, 3, e->exit_status);
-	if ((rc = step_done(c, s, "end job")) != STORE_OK || (s = store_stmt(c, sql_job_end_ranks)) == NULL)
-		return rc != STORE_OK ? rc : STORE_EIO;
-	sqlite3_bind_int64(s, 1, e->id);
-	return step_done(c, s, "end job's ranks");
+	if ((rc = store_step(c, s, "end job")) != STORE_OK)
+		return rc;
+	return store_run_id(c, sql_job_end_ranks, e->id, "end job's ranks");
 }
 
 int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status)
@@ -359,7 +350,7 @@ static int apply_job_set_config(struct store_conn *c, void *arg)
 	if (!s)
 		return STORE_EIO;
 	sqlite3_bind_text(s, 2, jc->config, -1, SQLITE_STATIC);
-	if ((r = step_done(c, s, "set job config")) != STORE_OK)
+	if ((r = store_step(c, s, "set job config")) != STORE_OK)
 		return r;
 	if (sqlite3_changes(c->db) == 0)
 		return job_exists(c, jc->id);
@@ -369,7 +360,7 @@ static int apply_job_set_config(struct store_conn *c, void *arg)
 	sqlite3_bind_text(s, 3, jc->config, -1, SQLITE_STATIC);
 	if (jc->why)
 		sqlite3_bind_text(s, 4, jc->why, -1, SQLITE_STATIC);
-	return step_done(c, s, "config event");
+	return store_step(c, s, "config event");
 }
 
 int store_job_set_config(struct store *st, int64_t id, const char *config_json, double t, const char *why)

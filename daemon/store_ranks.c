@@ -58,16 +58,6 @@ bind_real_or_null(sqlite3_stmt *s, int i, bool has, double v)
 		sqlite3_bind_null(s, i);
 }
 
-static int
-step_done(struct store_conn *c, sqlite3_stmt *s, const char *what)
-{
-	int rc = sqlite3_step(s);
-
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return store_fail(c, rc, what);
-	return STORE_OK;
-}
-
 int
 store_rank_insert(struct store_conn *c, int64_t id, const struct job_spec *spec)
 {
@@ -84,14 +74,14 @@ store_rank_insert(struct store_conn *c, int64_t id, const struct job_spec *spec)
 	if (spec->pid > 0)
 		sqlite3_bind_int64(s, 5, spec->pid);
 	sqlite3_bind_double(s, 6, spec->started);
-	if ((r = step_done(c, s, "insert rank")) != STORE_OK)
+	if ((r = store_step(c, s, "insert rank")) != STORE_OK)
 		return r;
 	if ((s = store_stmt_id(c, sql_job_world, id)) == NULL)
 		return STORE_EIO;
 	sqlite3_bind_int(s, 2, rk->world_size);
 	if (rk->nodes > 0)
 		sqlite3_bind_int(s, 3, rk->nodes);
-	return step_done(c, s, "job world size");
+	return store_step(c, s, "job world size");
 }
 
 static int
@@ -112,7 +102,7 @@ apply_rank_report(struct store_conn *c, void *arg)
 	bind_real_or_null(s, 9, r->has_cpu, r->cpu_s);
 	bind_real_or_null(s, 10, r->has_cpu, r->wait_s);
 	bind_real_or_null(s, 11, r->has_cpu, r->t_mono);
-	return step_done(c, s, "rank report");
+	return store_step(c, s, "rank report");
 }
 
 int
@@ -157,7 +147,7 @@ apply_rank_end(struct store_conn *c, void *arg)
 	sqlite3_bind_int(s, 2, e->rank);
 	if (e->has_exit)
 		sqlite3_bind_int(s, 3, e->exit_status);
-	if ((r = step_done(c, s, "end rank")) != STORE_OK)
+	if ((r = store_step(c, s, "end rank")) != STORE_OK)
 		return r;
 	if (sqlite3_changes(c->db) == 0)
 		return STORE_ENOTFOUND;
@@ -175,7 +165,7 @@ apply_rank_end(struct store_conn *c, void *arg)
 	sqlite3_bind_double(s, 2, e->ended);
 	sqlite3_bind_int(s, 3, status);
 	e->job_ended = true;
-	return step_done(c, s, "end job of ranks");
+	return store_step(c, s, "end job of ranks");
 }
 
 int

@@ -240,15 +240,9 @@ store_times_write(struct store_conn *c, int64_t job_id, int64_t t0, const struct
 int
 store_times_delete(struct store_conn *c, int64_t job_id, int64_t t0)
 {
-	sqlite3_stmt *s;
 	int64_t key;
-	int rc;
 
 	if (!store_tier_key(job_id, t0, STORE_BLOCK_S, &key))
 		return STORE_OK;
-	if ((s = store_stmt_id(c, sql_times_delete, key)) == NULL)
-		return STORE_EIO;
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "delete a time table");
+	return store_run_id(c, sql_times_delete, key, "delete a time table");
 }
