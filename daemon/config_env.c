@@ -1,9 +1,7 @@
 /*
  * Implementation of config_env.h: what the NVML collector last saw of each
- * GPU, read from the sampler's last tick (values gpu.N.util_percent,
- * mem_used_bytes, mem_total_bytes, processes; gpu.N.mig.* where MIG is
- * on) and its description (the UUIDs), handed to gpu_pick, whose device
- * list goes to knobs_env.
+ * GPU (the sampler's typed view, sampler_gpus), handed to gpu_pick, whose
+ * device list goes to knobs_env.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,81 +14,6 @@
 #include "knobs.h"
 #include "sampler.h"
 #include "store.h"
-
-static const char *text(const json_t *v)
-{
-	return json_is_string(v) ? json_string_value(v) : "";
-}
-
-/* The nvml collector's {"gpus": [{"index","uuid"}]} when it is available, else NULL (a new reference). */
-static json_t *nvml_detail(struct sampler *s)
-{
-	json_t *cols = sampler_collectors_json(s), *c, *gpus = NULL;
-	size_t i;
-
-	json_array_foreach(cols, i, c)
-		if (strcmp(text(json_object_get(c, "name")), "nvml") == 0 &&
-		    strcmp(text(json_object_get(c, "status")), "available") == 0)
-			gpus = json_incref(json_object_get(json_object_get(c, "detail"), "gpus"));
-	json_decref(cols);
-	return gpus;
-}
-
-/* One node value of the last tick into its GPU's slot. */
-static void seen_value(struct gpu_seen *gpus, size_t n, const struct collector_value *v)
-{
-	unsigned idx;
-	char what[40];
-	double *to = NULL;
-
-	if (v->job_id != 0 || sscanf(v->name, "gpu.%u.%39s", &idx, what) != 2)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (gpus[i].index != (int)idx)
-			continue;
-		if (strcmp(what, "util_percent") == 0)
-			to = &gpus[i].util_percent;
-		else if (strcmp(what, "mem_used_bytes") == 0)
-			to = &gpus[i].mem_used_bytes;
-		else if (strcmp(what, "mem_total_bytes") == 0)
-			to = &gpus[i].mem_total_bytes;
-		else if (strcmp(what, "processes") == 0)
-			to = &gpus[i].processes;
-		else if (strncmp(what, "mig.", 4) == 0)
-			gpus[i].mig = true;
-		if (to)
-			*to = v->value;
-		return;
-	}
-}
-
-/* What NVML last saw of each GPU; 0 when NVML is not sampling (or memory ran out: nothing is verified then). */
-static size_t gpus_seen(struct sampler *s, struct gpu_seen *gpus, size_t max)
-{
-	struct sampler_snapshot snap;
-	json_t *detail, *g;
-	size_t i, n = 0;
-
-	if (!s || !(detail = nvml_detail(s)))
-		return 0;
-	json_array_foreach(detail, i, g) {
-		if (n == max || !json_is_integer(json_object_get(g, "index")))
-			continue;
-		gpus[n] = (struct gpu_seen){.index = (int)json_integer_value(json_object_get(g, "index")),
-					    .util_percent = -1, .mem_used_bytes = -1, .processes = -1};
-		snprintf(gpus[n].uuid, sizeof(gpus[n].uuid), "%s", text(json_object_get(g, "uuid")));
-		n++;
-	}
-	json_decref(detail);
-	if (n && sampler_snapshot_get(s, &snap) < 0)
-		return 0;
-	if (n) {
-		for (i = 0; i < snap.nvalues; i++)
-			seen_value(gpus, n, &snap.values[i]);
-		sampler_snapshot_free(&snap);
-	}
-	return n;
-}
 
 /*
  * The lease holders of the running jobs, as registration names them (their
@@ -136,7 +59,7 @@ json_t *config_env(const struct app *app, const json_t *config, const struct con
 	*gpu_pick_out = NULL;
 	if (req.want <= 0)
 		return knobs_env(config, NULL);
-	n = app->gpu_leases ? gpus_seen(app->sampler, gpus, GPU_PICK_MAX) : 0;
+	n = app->gpu_leases && app->sampler ? sampler_gpus(app->sampler, gpus, GPU_PICK_MAX) : 0;
 	/* Running jobs keep the GPUs they were handed past the lease (a job loading data shows none yet). */
 	if (n && (names = malloc(GPU_RUNNING_MAX * sizeof(*names))) && (ptrs = malloc(GPU_RUNNING_MAX * sizeof(*ptrs)))) {
 		req.nrunning = running_holders(app->store, names, ptrs);
