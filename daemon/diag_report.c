@@ -24,6 +24,7 @@
 #include "energy_report.h"
 #include "knobs.h"
 #include "log.h"
+#include "reported.h"
 #include "sampler.h"
 #include "store.h"
 #include "store_series.h"
@@ -130,9 +131,9 @@ on_bucket(const struct store_bucket *b, void *arg)
 		ws->cpuset[b->bucket] = b->mean;
 	else if (strcmp(b->name, "cpu.quota_cores") == 0)
 		ws->quota[b->bucket] = b->mean;
-	else if (strcmp(b->name, "step_time_s") == 0)
+	else if (reported_of(b->name) == REPORTED_STEP_TIME_S)
 		add(&w->step_s, b->sum);
-	else if (strcmp(b->name, "phase_time_s") == 0) {
+	else if (reported_of(b->name) == REPORTED_PHASE_TIME_S) {
 		switch (diag_phase_class(b->phase)) {
 		case DIAG_PHASE_DATA: add(&w->data_s, b->sum); break;
 		case DIAG_PHASE_COMM: add(&w->comm_s, b->sum); break;

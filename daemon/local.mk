@@ -26,6 +26,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/node.c daemon/node.h \
 	daemon/stats.c daemon/stats.h \
 	daemon/validate.c daemon/validate.h \
+	daemon/reported.c daemon/reported.h \
 	daemon/api_node.c \
 	daemon/jobs.c daemon/jobs.h \
 	daemon/api_jobs.c \

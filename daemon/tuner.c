@@ -18,6 +18,7 @@
 #include "array.h"
 #include "invariant.h"
 #include "log.h"
+#include "reported.h"
 #include "store_tuner.h"
 #include "tuner_internal.h"
 
@@ -801,11 +802,17 @@ static double job_step_value(struct tuner_job *j, const struct sample *s, int ca
 
 	if (obj == OBJECTIVE_GOODPUT)
 		return tuner_goodput_value(j, s, cand);
-	if (strcmp(s->name, "samples_per_s") == 0) {
+	switch (reported_of(s->name)) {
+	case REPORTED_SAMPLES_PER_S:
 		j->has_sps = true;
 		v = s->value;
-	} else if (strcmp(s->name, "step_time_s") == 0 && !j->has_sps && s->value > 0.0) {
-		v = 1.0 / s->value; /* steps per second when the job gives no sample count */
+		break;
+	case REPORTED_STEP_TIME_S:
+		if (!j->has_sps && s->value > 0.0)
+			v = 1.0 / s->value; /* steps per second when the job gives no sample count */
+		break;
+	default:
+		break;
 	}
 	if (!isnan(v) && obj == OBJECTIVE_EFFICIENCY)
 		v /= tuner_resources(&j->w->sp, cand);
@@ -872,14 +879,14 @@ static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
 			double v;
 			int cand;
 			if (!x->phase || !*x->phase) {
-				if (strcmp(x->name, "step_time_s") == 0)
+				if (reported_of(x->name) == REPORTED_STEP_TIME_S)
 					step_time = x->value;
 				v = job_step_value(j, x, top);
 				if (!isnan(v)) {
 					value = v;
 					whole_step(j, pool, x, v, wl);
 				}
-			} else if (strcmp(x->name, "phase_time_s") == 0 && x->value > 0.0) {
+			} else if (reported_of(x->name) == REPORTED_PHASE_TIME_S && x->value > 0.0) {
 				phases += x->value;
 				cand = reported_candidate(j, reported, x->phase);
 				if (cand < 0 || !(jp = job_phase(j, x->phase)))
