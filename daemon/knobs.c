@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "knobs.h"
 
 /* How far apart (in doublings of a count) the oversubscribed regime lies in the model. */
@@ -92,29 +93,29 @@ static int floor_index(const struct knob *k, long want)
 	return best;
 }
 
-static const char *const knob_names[KNOB_ID_COUNT] = {
-	[KNOB_INTRA_THREADS] = "intra_threads",
-	[KNOB_INTEROP_THREADS] = "interop_threads",
-	[KNOB_GPUS] = "gpus",
-	[KNOB_RANKS] = "ranks",
-	[KNOB_AFFINITY] = "affinity",
-	[KNOB_ALLOCATOR] = "allocator",
-	[KNOB_DATALOADER_WORKERS] = "dataloader_workers",
-	[KNOB_BATCH_SIZE] = "batch_size",
+static const struct config_enum knob_names[] = {
+	{"intra_threads", KNOB_INTRA_THREADS},
+	{"interop_threads", KNOB_INTEROP_THREADS},
+	{"gpus", KNOB_GPUS},
+	{"ranks", KNOB_RANKS},
+	{"affinity", KNOB_AFFINITY},
+	{"allocator", KNOB_ALLOCATOR},
+	{"dataloader_workers", KNOB_DATALOADER_WORKERS},
+	{"batch_size", KNOB_BATCH_SIZE},
+	{NULL, 0},
 };
 
 enum knob_id knob_id_of(const char *name)
 {
-	for (int id = KNOB_OTHER + 1; id < KNOB_ID_COUNT; id++)
-		if (strcmp(knob_names[id], name) == 0)
-			return (enum knob_id)id;
-	return KNOB_OTHER;
+	int v = config_enum_value(knob_names, name);
+
+	return v < 0 ? KNOB_OTHER : (enum knob_id)v;
 }
 
 const char *knob_name(enum knob_id id)
 {
 	assert(id >= KNOB_OTHER && id < KNOB_ID_COUNT);
-	return knob_names[id];
+	return config_enum_name(knob_names, (int)id);
 }
 
 static struct knob *add_knob(struct knob_space *sp, const char *name)
