@@ -14,7 +14,7 @@
 #include "app.h"
 #include "array.h"
 #include "config.h"
-#include "config_env.h"
+#include "job_env.h"
 #include "tuner.h"
 #include "validate.h"
 
@@ -122,7 +122,7 @@ static void lines_export(struct lines *l, const char *name, const char *value)
 	l->len += (size_t)sprintf(l->buf + l->len, "%s\n", l->shell ? "'" : "");
 }
 
-/* The config's variables (config_env.h: the mapping every path shares). */
+/* The config's variables (job_env.h: the mapping every path shares). */
 static void export_config(struct lines *l, const json_t *env)
 {
 	json_t *v;
@@ -203,7 +203,7 @@ static char *render_answer(json_t *rec, json_t *env, json_t *gpu_pick, enum answ
 		*len = l.len;
 		return l.buf;
 	}
-	/* The variables of the config, as format=env gives them (config_env.h), and the GPUs placed. */
+	/* The variables of the config, as format=env gives them (job_env.h), and the GPUs placed. */
 	if (json_object_set_new(rec, "env", env) < 0) {
 		json_decref(gpu_pick);
 		return NULL;
@@ -286,7 +286,7 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 	size_t klen, len;
 	uint64_t gen = 0;
 	json_t *params, *rec, *env, *gpu_pick = NULL;
-	struct config_env_for who = {http_query(req, "external_id"), http_query(req, "gpus_allowed")};
+	struct job_env_for who = {http_query(req, "external_id"), http_query(req, "gpus_allowed")};
 	bool placed;
 
 	/* The rule registration applies: a name it refuses cannot have been learned. */
@@ -313,7 +313,7 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 500, "internal", "no config could be derived for workload %s", name);
 		return;
 	}
-	env = config_env(req->app, json_object_get(rec, "config"), &who, &gpu_pick);
+	env = job_env(req->app, json_object_get(rec, "config"), &who, &gpu_pick);
 	placed = gpu_pick != NULL;
 	if (!env)
 		json_decref(gpu_pick);

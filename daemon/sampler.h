@@ -119,7 +119,7 @@ struct sampler_snapshot {
  * utilisation, memory and processes (its gpu.N.* node samples, read with
  * the catalogue's metric_split_gpu), mig set where MIG is on.  How many;
  * 0 while NVML is not up.  Thread-safe: a copy made under the sampler's
- * lock, nothing allocated (config_env.c hands it to gpu_pick).
+ * lock, nothing allocated (job_env.c hands it to gpu_pick).
  */
 struct gpu_seen;
 size_t sampler_gpus(struct sampler *s, struct gpu_seen *gpus, size_t max);

@@ -9,7 +9,7 @@
  * only when what it is expected to teach pays for what measuring it is
  * expected to cost (explore_pays).  Exploration stops when the expected gain
  * falls below gain_threshold.  What is learned is written through the store
- * outside the lock; the recommendation views live in tuner_view.c.
+ * outside the lock; the recommendation views live in tuner_recommend.c.
  */
 #include <math.h>
 #include <stdlib.h>

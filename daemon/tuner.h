@@ -112,7 +112,7 @@ struct tuner_remote_trial {
 int tuner_learn_remote(struct tuner *t, const struct tuner_remote_trial *r);
 
 /*
- * Other hardware classes as a prior (tuner_other.c).  A workload variant
+ * Other hardware classes as a prior (tuner_other_class.c).  A workload variant
  * that has no trials of this node's class when a job of it starts or it is
  * recommended is asked about through ask (cluster.c queues the question for
  * its thread and returns at once; it is called without the tuner's lock).

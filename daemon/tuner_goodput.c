@@ -4,7 +4,7 @@
  * sample still makes at the config's global batch.  Jobs report per step
  * their global batch and two squared gradient norms (a rank's local one and
  * the all-reduced one, or a micro-batch's and the accumulated one); the
- * workload's noise scale comes from those (goodput.c), and each step's
+ * workload's noise scale comes from those (goodput_noise.c), and each step's
  * samples/s is weighed by it.  The tuner learns that weighted value like
  * any other objective; this file also keeps per config the raw throughput
  * and global batch, for the views' raw and learning speed-up.

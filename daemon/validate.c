@@ -286,7 +286,7 @@ int validate_registration(const json_t *body, struct job_spec *spec, char **para
 		spec->command = opt_string(body, "command", 4096, err, errlen, &bad);
 	if (!bad)
 		objective = opt_string(body, "objective", 16, err, errlen, &bad);
-	/* The GPUs of the job's allocation, which config_env.h picks among. */
+	/* The GPUs of the job's allocation, which job_env.h picks among. */
 	if (!bad)
 		opt_string(body, "gpus_allowed", 4096, err, errlen, &bad);
 	if (bad)

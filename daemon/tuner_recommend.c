@@ -1,8 +1,10 @@
 /*
- * What the tuner shows: the recommendation for a new job (learned, from a
- * similar workload, from another hardware class, or the topology default), the list of workloads, and one
- * workload's learned surface.  Everything is answered from memory under the
- * tuner's lock; a model refits only when trials came in since its last fit.
+ * Which config the tuner recommends for a new job, and why (tuner_recommend):
+ * learned, from a similar workload, from another hardware class, from what
+ * this node's other workloads measured, or the topology default; and the
+ * views of what it learned (the list of workloads, one workload's surface).
+ * Everything is answered from memory under the tuner's lock; a model refits
+ * only when trials came in since its last fit.
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * Other hardware classes as a prior (daemon/tuner_other.c): what another
+ * Other hardware classes as a prior (daemon/tuner_other_class.c): what another
  * class measured of a workload variant gives it its prior shape while it
  * has no trials of this class, never its trials; the first job starts at
  * that class's best; the node's own trials then take over; a similar

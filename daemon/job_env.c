@@ -1,5 +1,5 @@
 /*
- * Implementation of config_env.h: what the NVML collector last saw of each
+ * Implementation of job_env.h: what the NVML collector last saw of each
  * GPU (the sampler's typed view, sampler_gpus), handed to gpu_pick, whose
  * device list goes to knobs_env.
  */
@@ -9,7 +9,7 @@
 
 #include "app.h"
 #include "clock.h"
-#include "config_env.h"
+#include "job_env.h"
 #include "gpu_pick.h"
 #include "knobs.h"
 #include "sampler.h"
@@ -45,7 +45,7 @@ static size_t running_holders(struct store *st, char (*names)[GPU_HOLDER_TEXT], 
 	return n;
 }
 
-json_t *config_env(const struct app *app, const json_t *config, const struct config_env_for *who, json_t **gpu_pick_out)
+json_t *job_env(const struct app *app, const json_t *config, const struct job_env_for *who, json_t **gpu_pick_out)
 {
 	const json_t *want = json_object_get(config, knob_name(KNOB_GPUS));
 	struct gpu_seen gpus[GPU_PICK_MAX];
