@@ -107,7 +107,7 @@ struct config {
 	enum cluster_updates cluster_updates;
 	double cluster_poll_interval_s;
 	double gain_threshold;
-	double diag_sustain_s;           /* the diagnosis' thresholds (diagnosis.h) */
+	double diag_sustain_s;           /* the diagnosis' thresholds (diag_rules.h) */
 	double diag_lookback_s;
 	double diag_underuse_share, diag_gpu_idle_percent, diag_oversub_ratio;
 	double diag_input_share, diag_comm_share, diag_checkpoint_share, diag_mtbf_hours;

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "diagnosis.h"
+#include "diag_rules.h"
 #include "log.h"
 #include "reported.h"
 #include "procfs.h"
