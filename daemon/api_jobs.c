@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "cluster_ranks.h"
-#include "config_env.h"
+#include "job_env.h"
 #include "job_view.h"
 #include "jobs.h"
 #include "node.h"
@@ -90,17 +90,16 @@ static bool redacted_for(const struct http_request *req)
 void api_jobs_list(const struct http_request *req, struct http_response *resp)
 {
 	const char *state = http_query(req, "state");
+	int which = state ? config_enum_value(config_job_filter_names, state) : JOB_FILTER_RUNNING;
 	json_t *jobs, *job;
 	size_t i;
 	int r;
 
-	if (!state)
-		state = "running";
-	if (strcmp(state, "running") != 0 && strcmp(state, "ended") != 0 && strcmp(state, "all") != 0) {
+	if (which < 0) {
 		http_reply_error(resp, 400, "bad_request", "state: one of running, ended, all");
 		return;
 	}
-	r = store_jobs_list(req->app->store, state, &jobs);
+	r = store_jobs_list(req->app->store, (enum job_filter)which, &jobs);
 	if (r != STORE_OK) {
 		api_store_error(resp, r, "jobs");
 		return;
@@ -118,7 +117,7 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 {
 	json_t *body = http_parse_json_body(req, resp), *config = NULL, *env, *gpu_pick;
 	char *params = NULL, *knobs = NULL, err[256], holder[32];
-	struct config_env_for for_job;
+	struct job_env_for for_job;
 	struct jobs_caller who;
 	struct job_spec spec;
 	struct job_rank_spec rank;
@@ -148,15 +147,15 @@ void api_jobs_register(const struct http_request *req, struct http_response *res
 		goto done;
 	}
 	/*
-	 * env: the variables the config sets (config_env.h), for a prologue or
+	 * env: the variables the config sets (job_env.h), for a prologue or
 	 * the client to apply; gpu_pick: the GPUs it was handed, leased to the
 	 * job's external id (what its recommendation was leased to) or its id.
 	 */
 	if (!spec.external_id)
 		snprintf(holder, sizeof(holder), "job:%lld", (long long)id);
-	for_job = (struct config_env_for){spec.external_id ? spec.external_id : holder,
+	for_job = (struct job_env_for){spec.external_id ? spec.external_id : holder,
 					  json_string_value(json_object_get(body, "gpus_allowed"))};
-	env = config_env(req->app, config, &for_job, &gpu_pick);
+	env = job_env(req->app, config, &for_job, &gpu_pick);
 	http_reply_json(resp, adopted ? 200 : 201,
 			json_pack("{s:I, s:s, s:o, s:o, s:o, s:b, s:o*}", "id", (json_int_t)id, "workload", spec.workload,
 				  "params", json_loads(params, 0, NULL), "config", config, "env", env,
@@ -227,7 +226,8 @@ void api_job_end(const struct http_request *req, struct http_response *resp)
 		api_jobs_error(resp, r, why, "end job");
 		goto done;
 	}
-	http_reply_json(resp, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "ended"));
+	http_reply_json(resp, 200, json_pack("{s:I, s:s}", "id", (json_int_t)id, "state",
+				   config_enum_name(config_job_state_names, JOB_STATE_ENDED)));
 done:
 	json_decref(body);
 }

@@ -27,6 +27,7 @@
 #include "app.h"
 #include "array.h"
 #include "log.h"
+#include "reported.h"
 #include "store.h"
 #include "store_labels.h"
 #include "store_series.h"
@@ -109,7 +110,7 @@ static void on_phase_bucket(const struct store_bucket *b, void *arg)
 	struct matrix *m = arg;
 	size_t i;
 
-	if (b->bucket < 0 || (size_t)b->bucket >= m->nb || strcmp(b->name, "phase_time_s") != 0 || !b->phase[0])
+	if (b->bucket < 0 || (size_t)b->bucket >= m->nb || reported_of(b->name) != REPORTED_PHASE_TIME_S || !b->phase[0])
 		return;
 	for (i = 0; i < m->nph && strcmp(m->ph[i].name, b->phase) != 0; i++)
 		;
@@ -249,7 +250,8 @@ void api_job_threads(const struct http_request *req, struct http_response *resp)
 	}
 	r = store_series_buckets(req->app->store, id, STORE_THREAD_PREFIX, from, to, width, on_thread_bucket, &m);
 	if (r == STORE_OK)
-		r = store_series_buckets(req->app->store, id, "phase_time_s", from, to, width, on_phase_bucket, &m);
+		r = store_series_buckets(req->app->store, id, reported_name(REPORTED_PHASE_TIME_S), from, to, width,
+					 on_phase_bucket, &m);
 	if (r == STORE_OK)
 		r = store_labels(req->app->store, id, STORE_THREAD_PREFIX, &labels);
 	if (r == STORE_OK && m.failed)

@@ -14,7 +14,7 @@
 #include "app.h"
 #include "array.h"
 #include "config.h"
-#include "config_env.h"
+#include "job_env.h"
 #include "tuner.h"
 #include "validate.h"
 
@@ -45,17 +45,33 @@ static bool tuner_ready(const struct http_request *req, struct http_response *re
 	return false;
 }
 
-/* objective=, checked against the enum's names; throughput when absent, NULL after a 400. */
-static const char *objective_arg(const struct http_request *req, struct http_response *resp)
+/* objective= into *out (throughput when absent); false after a 400. */
+static bool objective_arg(const struct http_request *req, struct http_response *resp, enum objective *out)
 {
 	const char *o = http_query(req, "objective");
 	int v = o ? config_enum_value(config_objective_names, o) : OBJECTIVE_THROUGHPUT;
 
-	if (v >= 0)
-		return config_enum_name(config_objective_names, v);
+	if (v >= 0) {
+		*out = (enum objective)v;
+		return true;
+	}
 	http_reply_error(resp, 400, "bad_request", "objective: one of throughput, goodput, efficiency");
-	return NULL;
+	return false;
 }
+
+/* How a recommendation is written (format=). */
+enum answer_format {
+	ANSWER_JSON,    /* the answer as JSON, with the config's variables */
+	ANSWER_ENV,     /* exports for sh, quoted, with comments */
+	ANSWER_SLURM,   /* exports for a Slurm TaskProlog: unquoted, no comments */
+};
+
+static const struct config_enum answer_format_names[] = {
+	{"json", ANSWER_JSON},
+	{"env", ANSWER_ENV},
+	{"slurm", ANSWER_SLURM},
+	{NULL, 0},
+};
 
 /* Output lines, growing. */
 struct lines {
@@ -106,7 +122,7 @@ static void lines_export(struct lines *l, const char *name, const char *value)
 	l->len += (size_t)sprintf(l->buf + l->len, "%s\n", l->shell ? "'" : "");
 }
 
-/* The config's variables (config_env.h: the mapping every path shares). */
+/* The config's variables (job_env.h: the mapping every path shares). */
 static void export_config(struct lines *l, const json_t *env)
 {
 	json_t *v;
@@ -171,13 +187,13 @@ static struct lines render_exports(const json_t *rec, const json_t *env, const j
  * newline) or as exports: rec with env (the config's variables) and
  * gpu_pick (the GPUs it was handed, or NULL), both stolen.
  */
-static char *render_answer(json_t *rec, json_t *env, json_t *gpu_pick, char format, size_t *len)
+static char *render_answer(json_t *rec, json_t *env, json_t *gpu_pick, enum answer_format format, size_t *len)
 {
 	struct lines l;
 	char *text;
 
-	if (format != 'j') {
-		l = render_exports(rec, env, gpu_pick, format == 'e');
+	if (format != ANSWER_JSON) {
+		l = render_exports(rec, env, gpu_pick, format == ANSWER_ENV);
 		json_decref(env);
 		json_decref(gpu_pick);
 		if (l.failed) {
@@ -187,7 +203,7 @@ static char *render_answer(json_t *rec, json_t *env, json_t *gpu_pick, char form
 		*len = l.len;
 		return l.buf;
 	}
-	/* The variables of the config, as format=env gives them (config_env.h), and the GPUs placed. */
+	/* The variables of the config, as format=env gives them (job_env.h), and the GPUs placed. */
 	if (json_object_set_new(rec, "env", env) < 0) {
 		json_decref(gpu_pick);
 		return NULL;
@@ -209,13 +225,13 @@ static char *render_answer(json_t *rec, json_t *env, json_t *gpu_pick, char form
 }
 
 /* Sends body (a rendered answer, stolen), adding the job's line to exports. */
-static void reply_answer(const struct http_request *req, struct http_response *resp, char format, char *body,
-			 size_t len)
+static void reply_answer(const struct http_request *req, struct http_response *resp, enum answer_format format,
+			 char *body, size_t len)
 {
 	const char *job = http_query(req, "job");
-	struct lines l = {body, len, len + 1, format == 'e', false};
+	struct lines l = {body, len, len + 1, format == ANSWER_ENV, false};
 
-	if (format == 'j') {
+	if (format == ANSWER_JSON) {
 		http_reply_text(resp, 200, "application/json", body, len);
 		return;
 	}
@@ -246,13 +262,13 @@ static bool key_add(char *key, size_t *len, const char *s)
  * so distinct queries give distinct keys).  The job is not in it: it only
  * adds a line after the cached text.  0 when the query is too long to cache.
  */
-static size_t recommend_key(const struct http_request *req, const char *name, const char *objective, char format,
-			    char *key)
+static size_t recommend_key(const struct http_request *req, const char *name, enum objective objective,
+			    enum answer_format format, char *key)
 {
 	size_t len = 1;
 
-	key[0] = format;
-	if (!key_add(key, &len, objective) || !key_add(key, &len, name))
+	key[0] = (char)('0' + format);
+	if (!key_add(key, &len, config_objective_name(objective)) || !key_add(key, &len, name))
 		return 0;
 	for (size_t i = 0; i < req->nquery; i++)
 		if (!reserved_key(req->query[i].key) && req->query[i].key[0] &&
@@ -263,12 +279,14 @@ static size_t recommend_key(const struct http_request *req, const char *name, co
 
 void api_recommend(const struct http_request *req, struct http_response *resp)
 {
-	const char *name = http_query(req, "workload"), *format = http_query(req, "format"), *objective;
-	char key[TUNER_ANSWER_KEY_MAX], fmt, *body;
+	const char *name = http_query(req, "workload"), *format = http_query(req, "format");
+	char key[TUNER_ANSWER_KEY_MAX], *body;
+	enum objective objective;
+	int fmt = format ? config_enum_value(answer_format_names, format) : ANSWER_JSON;
 	size_t klen, len;
 	uint64_t gen = 0;
 	json_t *params, *rec, *env, *gpu_pick = NULL;
-	struct config_env_for who = {http_query(req, "external_id"), http_query(req, "gpus_allowed")};
+	struct job_env_for who = {http_query(req, "external_id"), http_query(req, "gpus_allowed")};
 	bool placed;
 
 	/* The rule registration applies: a name it refuses cannot have been learned. */
@@ -277,13 +295,12 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 				 "workload: a name of 1..128 printable characters is required");
 		return;
 	}
-	if (format && strcmp(format, "json") != 0 && strcmp(format, "env") != 0 && strcmp(format, "slurm") != 0) {
+	if (fmt < 0) {
 		http_reply_error(resp, 400, "bad_request", "format: one of json, env, slurm");
 		return;
 	}
-	if (!(objective = objective_arg(req, resp)) || !tuner_ready(req, resp))
+	if (!objective_arg(req, resp, &objective) || !tuner_ready(req, resp))
 		return;
-	fmt = !format || strcmp(format, "json") == 0 ? 'j' : strcmp(format, "env") == 0 ? 'e' : 's';
 	klen = recommend_key(req, name, objective, fmt, key);
 	if (klen && (body = tuner_answer_get(req->app->tuner, key, klen, &len, &gen))) {
 		reply_answer(req, resp, fmt, body, len);
@@ -296,7 +313,7 @@ void api_recommend(const struct http_request *req, struct http_response *resp)
 		http_reply_error(resp, 500, "internal", "no config could be derived for workload %s", name);
 		return;
 	}
-	env = config_env(req->app, json_object_get(rec, "config"), &who, &gpu_pick);
+	env = job_env(req->app, json_object_get(rec, "config"), &who, &gpu_pick);
 	placed = gpu_pick != NULL;
 	if (!env)
 		json_decref(gpu_pick);
@@ -320,15 +337,15 @@ void api_workloads_list(const struct http_request *req, struct http_response *re
 
 void api_workload_get(const struct http_request *req, struct http_response *resp)
 {
-	const char *name = http_param(req, "name"), *objective = http_query(req, "objective");
+	const char *name = http_param(req, "name");
+	bool any = http_query(req, "objective") == NULL;
+	enum objective objective;
 	json_t *params, *w;
 
-	if (!tuner_ready(req, resp) || !name)
-		return;
-	if (objective && !objective_arg(req, resp))
+	if (!tuner_ready(req, resp) || !name || !objective_arg(req, resp, &objective))
 		return;
 	params = query_params(req);
-	w = tuner_workload(req->app->tuner, name, json_object_size(params) ? params : NULL, objective);
+	w = tuner_workload(req->app->tuner, name, json_object_size(params) ? params : NULL, any ? NULL : &objective);
 	json_decref(params);
 	if (!w) {
 		http_reply_error(resp, 404, "not_found", "no workload named %s has been seen", name);

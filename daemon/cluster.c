@@ -38,6 +38,7 @@
 #include "cluster_pg.h"
 #include "cluster_ranks.h"
 #include "cluster_sql.h"
+#include "config.h"
 #include "log.h"
 #include "store_cluster.h"
 #include "tuner.h"
@@ -74,7 +75,8 @@
 
 /* One variant asked about. */
 struct prior_ask {
-	char *workload, *params, *objective;  /* NULL workload: a free slot */
+	char *workload, *params;              /* NULL workload: a free slot */
+	enum objective objective;
 	double t;                             /* mono time asked */
 };
 
@@ -204,10 +206,11 @@ static void push(struct cluster *c)
 static void learn(struct cluster *c, const json_t *row)
 {
 	json_t *params = json_loads(json_string_value(json_object_get(row, "params")), 0, NULL);
+	const char *objective = json_string_value(json_object_get(row, "objective"));
 	struct tuner_remote_trial r = {
 		.workload = json_string_value(json_object_get(row, "workload")),
 		.params = params,
-		.objective = json_string_value(json_object_get(row, "objective")),
+		.objective = config_objective(objective),
 		.phase = json_string_value(json_object_get(row, "phase")),
 		.config = json_string_value(json_object_get(row, "config")),
 		.declared_json = json_string_value(json_object_get(row, "declared")),
@@ -217,7 +220,7 @@ static void learn(struct cluster *c, const json_t *row)
 		.t_start = json_number_value(json_object_get(row, "t_start")),
 	};
 
-	if (r.workload && r.objective && r.config && json_is_object(params))
+	if (r.workload && objective && r.config && json_is_object(params))
 		(void)tuner_learn_remote(c->tuner, &r);
 	json_decref(params);
 }
@@ -311,24 +314,23 @@ static void ask_clear(struct prior_ask *a)
 {
 	free(a->workload);
 	free(a->params);
-	free(a->objective);
 	memset(a, 0, sizeof(*a));
 }
 
-static bool ask_same(const struct prior_ask *a, const char *workload, const char *params, const char *objective)
+static bool ask_same(const struct prior_ask *a, const char *workload, const char *params, enum objective objective)
 {
 	return a->workload && strcmp(a->workload, workload) == 0 && strcmp(a->params, params) == 0 &&
-	       strcmp(a->objective, objective) == 0;
+	       a->objective == objective;
 }
 
-static int ask_set(struct prior_ask *a, const char *workload, const char *params, const char *objective, double t)
+static int ask_set(struct prior_ask *a, const char *workload, const char *params, enum objective objective, double t)
 {
 	ask_clear(a);
 	a->workload = strdup(workload);
 	a->params = strdup(params);
-	a->objective = strdup(objective);
+	a->objective = objective;
 	a->t = t;
-	if (a->workload && a->params && a->objective)
+	if (a->workload && a->params)
 		return 0;
 	ask_clear(a);
 	return -1;
@@ -346,7 +348,7 @@ static void recent_forget(struct cluster *c, const struct prior_ask *q)
 	pthread_mutex_unlock(&c->lock);
 }
 
-void cluster_ask_other_classes(void *ctx, const char *workload, const json_t *params, const char *objective)
+void cluster_ask_other_classes(void *ctx, const char *workload, const json_t *params, enum objective objective)
 {
 	struct cluster *c = ctx;
 	char *ptext = params ? json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}");
@@ -407,7 +409,7 @@ static bool asks_waiting(struct cluster *c)
 static int prior_fetch(struct cluster *c, struct prior_ask *q)
 {
 	char limit[16];
-	const char *vals[4] = {q->workload, q->objective, c->hw_class, limit};
+	const char *vals[4] = {q->workload, config_objective_name(q->objective), c->hw_class, limit};
 	json_t *rows, *params;
 	PGresult *r;
 

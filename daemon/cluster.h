@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "config.h"
+
 struct cluster;
 struct cluster_ranks;
 struct store;
@@ -56,7 +58,7 @@ json_t *cluster_status(struct cluster *c);
  * variant for the thread, and returns at once; the thread gives the answer
  * to tuner_learn_other_class.  Bounded and rate-limited (cluster.c).
  */
-void cluster_ask_other_classes(void *ctx, const char *workload, const json_t *params, const char *objective);
+void cluster_ask_other_classes(void *ctx, const char *workload, const json_t *params, enum objective objective);
 
 /* The distributed jobs' ranks shared through the store (cluster_ranks.h); NULL when c is NULL. */
 struct cluster_ranks *cluster_ranks_of(struct cluster *c);

@@ -294,8 +294,8 @@ static void row_of(const json_t *o, struct rank_row *k)
 	k->local_rank = json_is_integer(lr) ? (int)json_integer_value(lr) : -1;
 	snprintf(k->node, sizeof(k->node), "%s", node ? node : "");
 	k->pid = json_integer_value(json_object_get(o, "pid"));
-	k->running = json_string_value(json_object_get(o, "state")) &&
-		     strcmp(json_string_value(json_object_get(o, "state")), "running") == 0;
+	k->running = config_enum_value(config_job_state_names, json_string_value(json_object_get(o, "state"))) ==
+		     JOB_STATE_RUNNING;
 	k->steps = json_integer_value(json_object_get(o, "steps"));
 	k->step_s = num_or_nan(o, "step_s");
 	k->comm_s = num_or_nan(o, "comm_s");

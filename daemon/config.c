@@ -70,6 +70,19 @@ const struct config_enum config_objective_names[] = {
 	{NULL, 0},
 };
 
+const struct config_enum config_job_state_names[] = {
+	{"running", JOB_STATE_RUNNING},
+	{"ended", JOB_STATE_ENDED},
+	{NULL, 0},
+};
+
+const struct config_enum config_job_filter_names[] = {
+	{"running", JOB_FILTER_RUNNING},
+	{"ended", JOB_FILTER_ENDED},
+	{"all", JOB_FILTER_ALL},
+	{NULL, 0},
+};
+
 int config_enum_value(const struct config_enum *table, const char *name)
 {
 	for (; name && table->name; table++)
@@ -84,6 +97,18 @@ const char *config_enum_name(const struct config_enum *table, int value)
 		if (table->value == value)
 			return table->name;
 	return NULL;
+}
+
+enum objective config_objective(const char *name)
+{
+	int v = config_enum_value(config_objective_names, name);
+
+	return v < 0 ? OBJECTIVE_THROUGHPUT : (enum objective)v;
+}
+
+const char *config_objective_name(enum objective o)
+{
+	return config_enum_name(config_objective_names, (int)o);
 }
 
 static const struct key keys[] = {

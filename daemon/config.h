@@ -45,10 +45,29 @@ enum objective {
 	OBJECTIVE_EFFICIENCY,   /* throughput per allocated core or GPU */
 };
 
+/* A job's state (the jobs table's state, a job's "state" in the API). */
+enum job_state {
+	JOB_STATE_RUNNING,
+	JOB_STATE_ENDED,
+};
+
+/* Which jobs a list holds (GET /api/v1/jobs?state=): those of one state, or all. */
+enum job_filter {
+	JOB_FILTER_RUNNING = JOB_STATE_RUNNING,
+	JOB_FILTER_ENDED = JOB_STATE_ENDED,
+	JOB_FILTER_ALL,
+};
+
 extern const struct config_enum config_read_access_names[];
 extern const struct config_enum config_log_level_names[];   /* values: enum log_level */
 extern const struct config_enum config_objective_names[];
 extern const struct config_enum config_cluster_updates_names[];
+extern const struct config_enum config_job_state_names[];
+extern const struct config_enum config_job_filter_names[];
+
+/* An objective's name as the API and the store give it: throughput when NULL or unknown. */
+enum objective config_objective(const char *name);
+const char *config_objective_name(enum objective o);
 
 /* The value table gives name, or -1 (name NULL or not in it). */
 int config_enum_value(const struct config_enum *table, const char *name);
@@ -88,7 +107,7 @@ struct config {
 	enum cluster_updates cluster_updates;
 	double cluster_poll_interval_s;
 	double gain_threshold;
-	double diag_sustain_s;           /* the diagnosis' thresholds (diagnosis.h) */
+	double diag_sustain_s;           /* the diagnosis' thresholds (diag_rules.h) */
 	double diag_lookback_s;
 	double diag_underuse_share, diag_gpu_idle_percent, diag_oversub_ratio;
 	double diag_input_share, diag_comm_share, diag_checkpoint_share, diag_mtbf_hours;

@@ -1,18 +1,18 @@
 # The job diagnosis: sources that go into daemon/libdlprof.a, and its tests.
 DIAG_SOURCES = \
-	daemon/diagnosis.c daemon/diagnosis.h \
+	daemon/diag_rules.c daemon/diag_rules.h \
 	daemon/diag_sustain.c daemon/diag_sustain.h \
 	daemon/diag_report.c daemon/diag_report.h \
 	daemon/diag_straggler.c daemon/diag_straggler.h \
 	daemon/api_report.c
 
 if HAVE_CMOCKA
-DIAG_TESTS = tests/unit/test_diagnosis tests/unit/test_diag_straggler tests/unit/test_verdicts tests/unit/test_diag_report
+DIAG_TESTS = tests/unit/test_diag_rules tests/unit/test_diag_straggler tests/unit/test_verdicts tests/unit/test_diag_report
 check_PROGRAMS += $(DIAG_TESTS)
 TESTS += $(DIAG_TESTS)
-tests_unit_test_diagnosis_SOURCES = tests/unit/test_diagnosis.c
-tests_unit_test_diagnosis_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_diagnosis_LDADD = $(UNIT_LDADD)
+tests_unit_test_diag_rules_SOURCES = tests/unit/test_diag_rules.c
+tests_unit_test_diag_rules_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_diag_rules_LDADD = $(UNIT_LDADD)
 tests_unit_test_diag_straggler_SOURCES = tests/unit/test_diag_straggler.c
 tests_unit_test_diag_straggler_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_diag_straggler_LDADD = $(UNIT_LDADD)

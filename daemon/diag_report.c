@@ -22,7 +22,9 @@
 #include "cluster_ranks.h"
 #include "config.h"
 #include "energy_report.h"
+#include "knobs.h"
 #include "log.h"
+#include "reported.h"
 #include "sampler.h"
 #include "store.h"
 #include "store_series.h"
@@ -129,9 +131,9 @@ on_bucket(const struct store_bucket *b, void *arg)
 		ws->cpuset[b->bucket] = b->mean;
 	else if (strcmp(b->name, "cpu.quota_cores") == 0)
 		ws->quota[b->bucket] = b->mean;
-	else if (strcmp(b->name, "step_time_s") == 0)
+	else if (reported_of(b->name) == REPORTED_STEP_TIME_S)
 		add(&w->step_s, b->sum);
-	else if (strcmp(b->name, "phase_time_s") == 0) {
+	else if (reported_of(b->name) == REPORTED_PHASE_TIME_S) {
 		switch (diag_phase_class(b->phase)) {
 		case DIAG_PHASE_DATA: add(&w->data_s, b->sum); break;
 		case DIAG_PHASE_COMM: add(&w->comm_s, b->sum); break;
@@ -279,15 +281,14 @@ static int
 job_diagnose(struct diag *d, int64_t id, const struct diag_options *o, bool life, struct job_diag *jd)
 {
 	struct windows ws;
-	const char *state;
 	double started, width, now = clock_now_s();
 	int r;
 
 	memset(jd, 0, sizeof(*jd));
 	if ((r = store_job_get(d->src.store, id, &jd->job)) != STORE_OK)
 		return r;
-	state = json_string_value(json_object_get(jd->job, "state"));
-	jd->running = state != NULL && strcmp(state, "running") == 0;
+	jd->running = config_enum_value(config_job_state_names, json_string_value(json_object_get(jd->job, "state"))) ==
+		      JOB_STATE_RUNNING;
 	started = json_number_value(json_object_get(jd->job, "started"));
 	if (jd->running) {
 		jd->to = now;
@@ -358,8 +359,8 @@ static json_t *
 fix_threads(const struct diag_verdict *v, const json_t *rec, long threads, const json_t *config)
 {
 	double allowed = diag_evidence(v, "allowed_cpus");
-	json_int_t intra = json_integer_value(json_object_get(config, "intra_threads"));
-	json_int_t inter = json_integer_value(json_object_get(config, "interop_threads"));
+	json_int_t intra = json_integer_value(json_object_get(config, knob_name(KNOB_INTRA_THREADS)));
+	json_int_t inter = json_integer_value(json_object_get(config, knob_name(KNOB_INTEROP_THREADS)));
 	char text[240];
 
 	if (isfinite(allowed) && allowed >= 1 && threads > (long)allowed)
@@ -373,7 +374,7 @@ fix_threads(const struct diag_verdict *v, const json_t *rec, long threads, const
 			 "threads on %.0f CPUs)", threads, (long long)intra, (long long)inter, allowed);
 	else
 		snprintf(text, sizeof(text), "run with OMP_NUM_THREADS=%ld", threads);
-	return fix_json(rec, text, "OMP_NUM_THREADS", "intra_threads", threads);
+	return fix_json(rec, text, "OMP_NUM_THREADS", knob_name(KNOB_INTRA_THREADS), threads);
 }
 
 /* The fix the tuner can price for verdict v of job (its store view), or NULL. */
@@ -388,15 +389,15 @@ fix_for(struct tuner *t, const struct diag_verdict *v, const json_t *job)
 	    (v->kind != DIAG_UNDERUSE && v->kind != DIAG_OVERSUBSCRIBED && v->kind != DIAG_INPUT_BOUND))
 		return NULL;
 	rec = tuner_recommend(t, workload, json_object_get(job, "params"),
-			      json_string_value(json_object_get(job, "objective")));
+			      config_objective(json_string_value(json_object_get(job, "objective"))));
 	config = json_object_get(rec, "config");
-	if (v->kind != DIAG_INPUT_BOUND && json_is_integer(knob = json_object_get(config, "intra_threads"))) {
+	if (v->kind != DIAG_INPUT_BOUND && json_is_integer(knob = json_object_get(config, knob_name(KNOB_INTRA_THREADS)))) {
 		fix = fix_threads(v, rec, (long)json_integer_value(knob), json_object_get(job, "config"));
 	} else if (v->kind == DIAG_INPUT_BOUND &&
-		   json_is_integer(knob = json_object_get(config, "dataloader_workers"))) {
+		   json_is_integer(knob = json_object_get(config, knob_name(KNOB_DATALOADER_WORKERS)))) {
 		snprintf(text, sizeof(text), "run with DLPROF_DATALOADER_WORKERS=%lld",
 			 (long long)json_integer_value(knob));
-		fix = fix_json(rec, text, "DLPROF_DATALOADER_WORKERS", "dataloader_workers",
+		fix = fix_json(rec, text, "DLPROF_DATALOADER_WORKERS", knob_name(KNOB_DATALOADER_WORKERS),
 			       (long)json_integer_value(knob));
 	}
 	json_decref(rec);
@@ -573,7 +574,8 @@ diag_report(struct diag *d, int64_t id, json_t **out)
 	if (jd->undecided)
 		json_array_append_new(undecided, why_uncounted(d, jd->why));
 	*out = json_pack("{s:I,s:O,s:s,s:f,s:f,s:o,s:o,s:o,s:o,s:o*}", "job", (json_int_t)id, "workload",
-			 json_object_get(jd->job, "workload"), "state", jd->running ? "running" : "ended", "from",
+			 json_object_get(jd->job, "workload"), "state",
+			 config_enum_name(config_job_state_names, jd->running ? JOB_STATE_RUNNING : JOB_STATE_ENDED), "from",
 			 jd->from, "to", jd->to, "headline", headline(jd, verdicts, &o), "verdicts", verdicts,
 			 "undecided", undecided, "ranks", ranks, "energy",
 			 energy_report_json(d->src.store, d->src.sampler, jd->job));

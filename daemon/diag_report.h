@@ -1,6 +1,6 @@
 /*
  * A job's diagnosis report: reads the job's windowed figures from the
- * store, runs the rules of diagnosis.h over them, prices a fix for each
+ * store, runs the rules of diag_rules.h over them, prices a fix for each
  * verdict with the tuner's public calls, and renders the answer of
  * GET /api/v1/jobs/{id}/report.  Also keeps, for /metrics, each running
  * job's active verdicts for one store interval, so a scrape does not read
@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "diagnosis.h"
+#include "diag_rules.h"
 
 struct cluster_ranks;
 struct diag;

@@ -1,7 +1,7 @@
 /*
  * The straggler of a distributed job: which rank holds the others back,
  * by how much, and why where the daemon sees a cause.  Pure, like
- * diagnosis.h: a function from the ranks' figures (means per step, read
+ * diag_rules.h: a function from the ranks' figures (means per step, read
  * from their rows by diag_report.c) to a verdict; the unit tests feed
  * constructed ranks.
  *

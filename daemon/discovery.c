@@ -471,7 +471,7 @@ register_slurm(struct discovery *d, int64_t slurm_job, double now, struct store_
 	spec.workload = name[0] != '\0' ? name : "slurm-job";
 	spec.params_json = "{}";
 	spec.external_id = ext;
-	spec.objective = "throughput";
+	spec.objective = OBJECTIVE_THROUGHPUT;
 	spec.command = first->comm;
 	spec.started = first->start_unix > 0 ? first->start_unix : now;
 	if (jobs_register_found(d->jobs_owner, &spec, first->pid, &id) != STORE_OK)

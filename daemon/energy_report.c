@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "energy_report.h"
+#include "reported.h"
 #include "sampler.h"
 #include "store.h"
 #include "store_series.h"
@@ -17,7 +18,7 @@
 static json_t *
 throughput_points(struct store *st, int64_t id, double from, double to, int *r)
 {
-	struct store_series_query q = {.job_id = id, .name = "samples_per_s", .has_from = true, .has_to = true,
+	struct store_series_query q = {.job_id = id, .name = reported_name(REPORTED_SAMPLES_PER_S), .has_from = true, .has_to = true,
 				       .from = from, .to = to};
 	struct store_series_answer a;
 

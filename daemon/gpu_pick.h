@@ -10,7 +10,7 @@
  * the first N devices.
  *
  * gpu_pick itself reads nothing but its arguments and the lease table; the
- * caller gathers what NVML last saw (config_env.h).  The lease table is
+ * caller gathers what NVML last saw (job_env.h).  The lease table is
  * thread-safe.
  */
 #ifndef DLPROF_GPU_PICK_H

@@ -16,8 +16,9 @@
 #include <string.h>
 
 #include "clock.h"
-#include "diagnosis.h"
+#include "diag_rules.h"
 #include "log.h"
+#include "reported.h"
 #include "procfs.h"
 #include "store_events.h"
 #include "store_series.h"
@@ -199,8 +200,7 @@ static json_t *initial_config(struct jobs *j, int64_t id, const struct job_spec 
 	json_t *config = NULL;
 
 	if (j->tuner)
-		config = tuner_job_start(j->tuner, id, spec->workload, spec->params_json,
-					 spec->objective ? spec->objective : "throughput", knobs);
+		config = tuner_job_start(j->tuner, id, spec->workload, spec->params_json, spec->objective, knobs);
 	return config ? config : json_object();
 }
 
@@ -389,16 +389,26 @@ static void rank_summary(const struct jobs *j, const struct jobs_batch *b, int64
 	for (i = 0; i < b->n; i++) {
 		const struct sample *s = &b->samples[i];
 		r->t = s->t > r->t ? s->t : r->t;
-		if (strcmp(s->name, "step_time_s") == 0) {
+		switch (reported_of(s->name)) {
+		case REPORTED_STEP_TIME_S:
 			r->steps++;
 			r->step_s += s->value;
-		} else if (strcmp(s->name, "comm_wait_s") == 0) {
+			break;
+		case REPORTED_COMM_WAIT_S:
 			r->comm_s += s->value;
-		} else if (strcmp(s->name, "phase_time_s") == 0 && diag_phase_class(s->phase) == DIAG_PHASE_DATA) {
-			r->data_s += s->value;
-		} else if (strcmp(s->name, "samples_per_s") == 0 && s->t >= newest) {
-			newest = s->t;
-			r->samples_per_s = s->value;
+			break;
+		case REPORTED_PHASE_TIME_S:
+			if (diag_phase_class(s->phase) == DIAG_PHASE_DATA)
+				r->data_s += s->value;
+			break;
+		case REPORTED_SAMPLES_PER_S:
+			if (s->t >= newest) {
+				newest = s->t;
+				r->samples_per_s = s->value;
+			}
+			break;
+		default:
+			break;
 		}
 	}
 	if (pid > 0 && process_cpu(j, pid, &r->cpu_s, &r->wait_s) == 0) {
@@ -462,7 +472,7 @@ static int rank_samples(const struct jobs_batch *b, double others, struct sample
 	for (i = 0; i < b->n; i++) {
 		v[k] = b->samples[i];
 		if (b->rank == 0) {
-			if (strcmp(v[k].name, "samples_per_s") == 0)
+			if (reported_of(v[k].name) == REPORTED_SAMPLES_PER_S)
 				v[k].value += others;
 		} else {
 			char *name = p + i * (VALIDATE_NAME_MAX + 1);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "knobs.h"
 
 /* How far apart (in doublings of a count) the oversubscribed regime lies in the model. */
@@ -92,6 +93,31 @@ static int floor_index(const struct knob *k, long want)
 	return best;
 }
 
+static const struct config_enum knob_names[] = {
+	{"intra_threads", KNOB_INTRA_THREADS},
+	{"interop_threads", KNOB_INTEROP_THREADS},
+	{"gpus", KNOB_GPUS},
+	{"ranks", KNOB_RANKS},
+	{"affinity", KNOB_AFFINITY},
+	{"allocator", KNOB_ALLOCATOR},
+	{"dataloader_workers", KNOB_DATALOADER_WORKERS},
+	{"batch_size", KNOB_BATCH_SIZE},
+	{NULL, 0},
+};
+
+enum knob_id knob_id_of(const char *name)
+{
+	int v = config_enum_value(knob_names, name);
+
+	return v < 0 ? KNOB_OTHER : (enum knob_id)v;
+}
+
+const char *knob_name(enum knob_id id)
+{
+	assert(id >= KNOB_OTHER && id < KNOB_ID_COUNT);
+	return config_enum_name(knob_names, (int)id);
+}
+
 static struct knob *add_knob(struct knob_space *sp, const char *name)
 {
 	struct knob *k;
@@ -101,7 +127,13 @@ static struct knob *add_knob(struct knob_space *sp, const char *name)
 	k = &sp->knobs[sp->nknobs++];
 	memset(k, 0, sizeof(*k));
 	snprintf(k->name, sizeof(k->name), "%s", name);
+	k->id = knob_id_of(k->name);
 	return k;
+}
+
+static struct knob *add_builtin(struct knob_space *sp, enum knob_id id)
+{
+	return add_knob(sp, knob_name(id));
 }
 
 static void cat_fixed(struct knob *k, const char *value)
@@ -149,26 +181,26 @@ static int builtin_knobs(struct knob_space *sp, const struct knob_topology *topo
 	long extra[3] = { cores, numa, cpus };
 	struct knob *k;
 
-	k = add_knob(sp, "intra_threads");
+	k = add_builtin(sp, KNOB_INTRA_THREADS);
 	if (int_range(k, 1, cpus, extra, 3) < 0)
 		return -1;
 	k->runtime = true;
 	k->prior = PRIOR_THREADS;
 
-	k = add_knob(sp, "interop_threads");
+	k = add_builtin(sp, KNOB_INTEROP_THREADS);
 	if (int_range(k, 1, cpus < 4 ? cpus : 4, NULL, 0) < 0)
 		return -1;
 	k->prior = 0; /* inter-op threads each start intra-op teams: 1 avoids oversubscription */
 
 	if (topo->gpus_total > 0) {
-		k = add_knob(sp, "gpus");
+		k = add_builtin(sp, KNOB_GPUS);
 		if (int_range(k, 0, topo->gpus_total, NULL, 0) < 0)
 			return -1;
 		k->prior = PRIOR_GPUS;
 	}
 	/* Binding and allocator are tuned only where a job declares them. */
-	cat_fixed(add_knob(sp, "affinity"), "none");
-	cat_fixed(add_knob(sp, "allocator"), "default");
+	cat_fixed(add_builtin(sp, KNOB_AFFINITY), "none");
+	cat_fixed(add_builtin(sp, KNOB_ALLOCATOR), "default");
 	return 0;
 }
 
@@ -248,13 +280,13 @@ static int declare_knob(struct knob_space *sp, const char *name, const json_t *d
 	k->prior = 0;
 	if ((v = json_object_get(d, "default")) && knobs_value_index(k, v) >= 0)
 		k->prior = knobs_value_index(k, v);
-	else if (strcmp(name, "intra_threads") == 0)
+	else if (k->id == KNOB_INTRA_THREADS)
 		k->prior = PRIOR_THREADS; /* by rule, once all is declared */
-	else if (strcmp(name, "gpus") == 0)
+	else if (k->id == KNOB_GPUS)
 		k->prior = PRIOR_GPUS;
-	else if (strcmp(name, "dataloader_workers") == 0 && k->type == KNOB_INT)
+	else if (k->id == KNOB_DATALOADER_WORKERS && k->type == KNOB_INT)
 		k->prior = PRIOR_LOADER;
-	else if (strcmp(name, "batch_size") == 0 && k->type == KNOB_INT)
+	else if (k->id == KNOB_BATCH_SIZE && k->type == KNOB_INT)
 		k->prior = PRIOR_BATCH;
 	return 0;
 }
@@ -323,9 +355,9 @@ static int ceil_index(const struct knob *k, long want)
 }
 
 /* The value of an integer knob's prior (1 when the space lacks the knob or its prior is not chosen yet). */
-static long prior_value(const struct knob_space *sp, const char *name)
+static long prior_value(const struct knob_space *sp, enum knob_id id)
 {
-	int i = knobs_find(sp, name);
+	int i = knobs_find_id(sp, id);
 	const struct knob *k = i >= 0 ? &sp->knobs[i] : NULL;
 
 	return k && k->type == KNOB_INT && k->prior >= 0 && k->ivalues[k->prior] > 0 ? k->ivalues[k->prior] : 1;
@@ -346,7 +378,7 @@ static long prior_value(const struct knob_space *sp, const char *name)
  */
 static void priors_by_rule(const struct knob_space *sp, struct knob *k, const struct knob_topology *topo, bool now)
 {
-	long per = prior_threads(topo) / prior_value(sp, "interop_threads") / prior_value(sp, "ranks");
+	long per = prior_threads(topo) / prior_value(sp, KNOB_INTEROP_THREADS) / prior_value(sp, KNOB_RANKS);
 	long cores = topo->cores_allowed > 0 ? topo->cores_allowed : topo->cpus_allowed;
 
 	if (!now || k->prior >= 0)
@@ -387,7 +419,7 @@ int knobs_space_build(struct knob_space *sp, const struct knob_topology *topo, c
 	sp->cpus = topo->cpus_allowed > 0 ? topo->cpus_allowed : 0;
 	/* Inter-op threads and ranks first: the threads' prior shares the cores among them. */
 	for (i = sp->nknobs - 1; i >= 0; i--)
-		priors_by_rule(sp, &sp->knobs[i], topo, strcmp(sp->knobs[i].name, "intra_threads") != 0);
+		priors_by_rule(sp, &sp->knobs[i], topo, sp->knobs[i].id != KNOB_INTRA_THREADS);
 	for (i = 0; i < sp->nknobs; i++)
 		priors_by_rule(sp, &sp->knobs[i], topo, true);
 	return space_finish(sp, err, err_len);
@@ -467,6 +499,15 @@ int knobs_find(const struct knob_space *sp, const char *name)
 	return -1;
 }
 
+int knobs_find_id(const struct knob_space *sp, enum knob_id id)
+{
+	assert(id != KNOB_OTHER);
+	for (int i = 0; i < sp->nknobs; i++)
+		if (sp->knobs[i].id == id)
+			return i;
+	return -1;
+}
+
 int knobs_value_index(const struct knob *k, const json_t *value)
 {
 	int i;
@@ -509,16 +550,16 @@ static int value_in(const struct knob *fk, int vi, const struct knob *tk)
 	return -1;
 }
 
-/* Whether name is one of only (NULL: every name is). */
-static bool listed(const char *const *only, const char *name)
+/* Whether id is one of only (NULL: every knob is). */
+static bool listed(const enum knob_id *only, enum knob_id id)
 {
-	for (; only && *only; only++)
-		if (strcmp(*only, name) == 0)
+	for (; only && *only != KNOB_OTHER; only++)
+		if (*only == id)
 			return true;
 	return !only;
 }
 
-void knobs_map(const struct knob_space *from, const struct knob_space *to, int base, const char *const *only,
+void knobs_map(const struct knob_space *from, const struct knob_space *to, int base, const enum knob_id *only,
 	       int *map)
 {
 	int vmap[KNOB_MAX][KNOB_MAX_VALUES], tk[KNOB_MAX], c, k, v;
@@ -526,7 +567,7 @@ void knobs_map(const struct knob_space *from, const struct knob_space *to, int b
 
 	knobs_decode(to, base >= 0 ? base : knobs_prior_candidate(to), &b);
 	for (k = 0; k < from->nknobs; k++) {
-		tk[k] = listed(only, from->knobs[k].name) ? knobs_find(to, from->knobs[k].name) : -1;
+		tk[k] = listed(only, from->knobs[k].id) ? knobs_find(to, from->knobs[k].name) : -1;
 		for (v = 0; v < from->knobs[k].nvalues; v++)
 			vmap[k][v] = tk[k] >= 0 ? value_in(&from->knobs[k], v, &to->knobs[tk[k]]) : 0;
 	}
@@ -585,10 +626,10 @@ void knobs_config_text(const struct knob_space *sp, int cand, char *buf, size_t 
 	}
 }
 
-long knobs_int_value(const struct knob_space *sp, int cand, const char *name, long dflt)
+long knobs_int_value(const struct knob_space *sp, int cand, enum knob_id id, long dflt)
 {
 	struct knob_config c;
-	int i = knobs_find(sp, name);
+	int i = knobs_find_id(sp, id);
 
 	if (i < 0 || sp->knobs[i].type != KNOB_INT)
 		return dflt;
@@ -609,14 +650,17 @@ int knobs_prior_candidate(const struct knob_space *sp)
 
 double knobs_value_feature(const struct knob *k, long v)
 {
-	/* v is one of k's values (ascending), so the logs are of numbers >= 1. */
+	/*
+	 * v is one of k's values.  A fixed knob (one value) has a feature too:
+	 * the learner measures distances over every knob of a candidate.
+	 */
 	assert(k->nvalues >= 1 && v >= k->ivalues[0] && v <= k->ivalues[k->nvalues - 1]);
 	if (k->ivalues[0] >= 1)
 		return log2((double)v);
 	if (k->ivalues[0] >= 0)
 		return log2((double)v + 1.0);
-	/* Linear over the range: a knob with negative values is only scaled when it is tuned (two values at least). */
-	assert(k->nvalues > 1);
+	if (k->nvalues == 1)
+		return 0.0;
 	return 3.0 * (double)(v - k->ivalues[0]) / (double)(k->ivalues[k->nvalues - 1] - k->ivalues[0]);
 }
 
@@ -631,9 +675,9 @@ int knobs_features(const struct knob_space *sp, int cand, double *x)
 		if (k->nvalues <= 1)
 			continue;
 		if (k->type == KNOB_INT) {
-			if (strcmp(k->name, "intra_threads") == 0)
+			if (k->id == KNOB_INTRA_THREADS)
 				intra = d;
-			else if (strcmp(k->name, "interop_threads") == 0)
+			else if (k->id == KNOB_INTEROP_THREADS)
 				inter = d;
 			x[d++] = knobs_value_feature(k, k->ivalues[c.idx[i]]);
 		} else {
@@ -666,9 +710,9 @@ int knobs_features(const struct knob_space *sp, int cand, double *x)
 }
 
 /* The knob's integer value in c (decoded), or 1 when the space has no such integer knob. */
-static long int_value_or_1(const struct knob_space *sp, const struct knob_config *c, const char *name)
+static long int_value_or_1(const struct knob_space *sp, const struct knob_config *c, enum knob_id id)
 {
-	int i = knobs_find(sp, name);
+	int i = knobs_find_id(sp, id);
 
 	return i >= 0 && sp->knobs[i].type == KNOB_INT ? sp->knobs[i].ivalues[c->idx[i]] : 1;
 }
@@ -685,8 +729,8 @@ long knobs_threads_in_flight(const struct knob_space *sp, int cand)
 	struct knob_config c;
 
 	knobs_decode(sp, cand, &c);
-	return int_value_or_1(sp, &c, "intra_threads") * int_value_or_1(sp, &c, "interop_threads") *
-	       int_value_or_1(sp, &c, "ranks");
+	return int_value_or_1(sp, &c, KNOB_INTRA_THREADS) * int_value_or_1(sp, &c, KNOB_INTEROP_THREADS) *
+	       int_value_or_1(sp, &c, KNOB_RANKS);
 }
 
 double knobs_prior_shape(const struct knob_space *sp, int cand)
@@ -707,9 +751,9 @@ double knobs_prior_shape(const struct knob_space *sp, int cand)
 			continue;
 		}
 		d = knobs_value_feature(k, k->ivalues[c.idx[i]]) - knobs_value_feature(k, k->ivalues[k->prior]);
-		if (strcmp(k->name, "intra_threads") == 0)
+		if (k->id == KNOB_INTRA_THREADS)
 			f *= 1.0 - (d > 0 ? 0.045 : 0.03) * fabs(d); /* above the cores: SMT siblings, other domains */
-		else if (strcmp(k->name, "gpus") == 0)
+		else if (k->id == KNOB_GPUS)
 			f *= 1.0 - 0.03 * fabs(d);
 		else
 			f *= 1.0 - 0.01 * fabs(d);
@@ -749,7 +793,7 @@ bool knobs_filter_pass(const struct knob_space *sp, const struct knob_filter *f,
 			return false;
 	/* Each rank runs its own intra-op team: more threads than CPUs is oversubscription, not a layout. */
 	return f->layout_cpus <= 0 ||
-	       int_value_or_1(sp, &c, "ranks") * int_value_or_1(sp, &c, "intra_threads") <= f->layout_cpus;
+	       int_value_or_1(sp, &c, KNOB_RANKS) * int_value_or_1(sp, &c, KNOB_INTRA_THREADS) <= f->layout_cpus;
 }
 
 void knobs_filter_pin_static(const struct knob_space *sp, struct knob_filter *f, int cand)
@@ -783,11 +827,11 @@ int knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, co
 		long limit;
 		if (k->type != KNOB_INT)
 			continue;
-		if (strcmp(k->name, "intra_threads") == 0 && !k->declared && topo->cpus_allowed > 0)
+		if (k->id == KNOB_INTRA_THREADS && !k->declared && topo->cpus_allowed > 0)
 			limit = topo->cpus_allowed;
-		else if (strcmp(k->name, "interop_threads") == 0 && !k->declared && topo->cpus_allowed > 0)
+		else if (k->id == KNOB_INTEROP_THREADS && !k->declared && topo->cpus_allowed > 0)
 			limit = topo->cpus_allowed;
-		else if (strcmp(k->name, "gpus") == 0)
+		else if (k->id == KNOB_GPUS)
 			limit = topo->gpus_free; /* never more GPUs than are free, declared or not */
 		else
 			continue;
@@ -804,7 +848,8 @@ int knobs_filter_topology(const struct knob_space *sp, struct knob_filter *f, co
 	 * intra_threads range is the job's own business), and only when the
 	 * smallest layout fits, so the limit never empties the space.
 	 */
-	if (topo->cpus_allowed > 0 && (r = knobs_find(sp, "ranks")) >= 0 && (i = knobs_find(sp, "intra_threads")) >= 0 &&
+	if (topo->cpus_allowed > 0 && (r = knobs_find_id(sp, KNOB_RANKS)) >= 0 &&
+	    (i = knobs_find_id(sp, KNOB_INTRA_THREADS)) >= 0 &&
 	    sp->knobs[r].type == KNOB_INT && sp->knobs[i].type == KNOB_INT && !sp->knobs[i].declared) {
 		long ranks = smallest_allowed(&sp->knobs[r], f->allowed[r]);
 		long intra = smallest_allowed(&sp->knobs[i], f->allowed[i]);

@@ -26,8 +26,33 @@ enum knob_type {
 	KNOB_CAT,   /* unordered strings; the model sees one coordinate per value */
 };
 
+/*
+ * The knobs the daemon knows by name: its rules (priors, the topology's
+ * limits, the model's threads-in-flight coordinate) and the environment
+ * mapping (knobs_env.c) act on them.  A declared knob of any other name is
+ * KNOB_OTHER.  Names are text only where a space meets JSON: a knob's
+ * name is turned into its id once, when the knob is added.
+ */
+enum knob_id {
+	KNOB_OTHER,
+	KNOB_INTRA_THREADS,        /* "intra_threads": intra-op threads (OMP_NUM_THREADS) */
+	KNOB_INTEROP_THREADS,      /* "interop_threads" */
+	KNOB_GPUS,                 /* "gpus": how many */
+	KNOB_RANKS,                /* "ranks": processes of a job on the node, each with its own team */
+	KNOB_AFFINITY,             /* "affinity": none|close|spread */
+	KNOB_ALLOCATOR,            /* "allocator": default|jemalloc */
+	KNOB_DATALOADER_WORKERS,   /* "dataloader_workers" */
+	KNOB_BATCH_SIZE,           /* "batch_size" */
+	KNOB_ID_COUNT,
+};
+
+/* The id of a knob's name (KNOB_OTHER for a name the daemon has no rule for), and back (NULL for KNOB_OTHER). */
+enum knob_id knob_id_of(const char *name);
+const char *knob_name(enum knob_id id);
+
 struct knob {
 	char name[KNOB_NAME_MAX];
+	enum knob_id id;                       /* knob_id_of(name) */
 	enum knob_type type;
 	bool runtime;                          /* may change while a job runs */
 	bool declared;                         /* a job declared it (its range is the job's own) */
@@ -86,6 +111,8 @@ int knobs_encode(const struct knob_space *sp, const struct knob_config *c);
 
 /* The index of knob name, or -1. */
 int knobs_find(const struct knob_space *sp, const char *name);
+/* The index of the knob id (not KNOB_OTHER), or -1. */
+int knobs_find_id(const struct knob_space *sp, enum knob_id id);
 /* The index of an integer or string value of knob k, or -1. */
 int knobs_value_index(const struct knob *k, const json_t *value);
 
@@ -97,18 +124,18 @@ int knobs_value_index(const struct knob *k, const json_t *value);
 int knobs_candidate_of(const struct knob_space *sp, const json_t *config, int base);
 /*
  * Maps every candidate of from onto to (map: from->ncand entries): the
- * knobs both have and only names (NULL-terminated; NULL: all) by value,
+ * knobs both have and only lists (ids ending in KNOB_OTHER; NULL: all) by value,
  * to's other knobs at their values in base (a candidate of to; -1: their
  * priors); -1 for a candidate with a value to lacks.
  */
-void knobs_map(const struct knob_space *from, const struct knob_space *to, int base, const char *const *only,
+void knobs_map(const struct knob_space *from, const struct knob_space *to, int base, const enum knob_id *only,
 	       int *map);
 /* A new JSON object {knob: value} for a candidate. */
 json_t *knobs_config_json(const struct knob_space *sp, int cand);
 /* A short stable text for a candidate, e.g. "intra_threads=4,interop_threads=1". */
 void knobs_config_text(const struct knob_space *sp, int cand, char *buf, size_t len);
-/* The integer value of knob name in cand, or dflt when the space lacks it. */
-long knobs_int_value(const struct knob_space *sp, int cand, const char *name, long dflt);
+/* The integer value of knob id in cand, or dflt when the space lacks it. */
+long knobs_int_value(const struct knob_space *sp, int cand, enum knob_id id, long dflt);
 
 /* The candidate that every knob's prior value makes. */
 int knobs_prior_candidate(const struct knob_space *sp);

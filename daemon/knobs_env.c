@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "knobs.h"
 #include "knobs_env.h"
 
 /*
@@ -15,7 +16,7 @@
 typedef int (*env_value_fn)(const json_t *v, char *buf, size_t len);
 
 struct env_row {
-	const char *knob;
+	enum knob_id knob;
 	const char *names[2];        /* the variables set to the text; NULL: fewer */
 	env_value_fn value;
 	const char *extra, *extra_value; /* one more variable, when value() returns 1 */
@@ -72,12 +73,12 @@ static int preload(const json_t *v, char *buf, size_t len)
 }
 
 static const struct env_row builtin[] = {
-	{"intra_threads", {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}, as_is, NULL, NULL},
-	{"interop_threads", {"DLPROF_INTEROP_THREADS", NULL}, as_is, NULL, NULL},
-	{"dataloader_workers", {"DLPROF_DATALOADER_WORKERS", NULL}, as_is, NULL, NULL},
-	{"gpus", {"CUDA_VISIBLE_DEVICES", NULL}, devices, NULL, NULL},
-	{"affinity", {"OMP_PROC_BIND", NULL}, binding, "OMP_PLACES", "cores"},
-	{"allocator", {"LD_PRELOAD", NULL}, preload, NULL, NULL},
+	{KNOB_INTRA_THREADS, {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}, as_is, NULL, NULL},
+	{KNOB_INTEROP_THREADS, {"DLPROF_INTEROP_THREADS", NULL}, as_is, NULL, NULL},
+	{KNOB_DATALOADER_WORKERS, {"DLPROF_DATALOADER_WORKERS", NULL}, as_is, NULL, NULL},
+	{KNOB_GPUS, {"CUDA_VISIBLE_DEVICES", NULL}, devices, NULL, NULL},
+	{KNOB_AFFINITY, {"OMP_PROC_BIND", NULL}, binding, "OMP_PLACES", "cores"},
+	{KNOB_ALLOCATOR, {"LD_PRELOAD", NULL}, preload, NULL, NULL},
 };
 
 /* Keys of a config that are not knobs. */
@@ -135,10 +136,10 @@ static void declared_name(const char *knob, char *name, size_t len)
 	name[i] = '\0';
 }
 
-static const struct env_row *builtin_row(const char *knob)
+static const struct env_row *builtin_row(enum knob_id knob)
 {
-	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-		if (strcmp(builtin[i].knob, knob) == 0)
+	for (size_t i = 0; knob != KNOB_OTHER && i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (builtin[i].knob == knob)
 			return &builtin[i];
 	return NULL;
 }
@@ -152,10 +153,10 @@ json_t *knobs_env(const json_t *config, const char *gpus_picked)
 	if (!env)
 		return NULL;
 	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
-		if ((v = json_object_get(config, builtin[i].knob)) && put_builtin(env, &builtin[i], v, gpus_picked) < 0)
+		if ((v = json_object_get(config, knob_name(builtin[i].knob))) && put_builtin(env, &builtin[i], v, gpus_picked) < 0)
 			goto fail;
 	json_object_foreach((json_t *)config, key, v) {
-		if (builtin_row(key) || not_a_knob(key) || !value_text(v, text, sizeof(text)))
+		if (builtin_row(knob_id_of(key)) || not_a_knob(key) || !value_text(v, text, sizeof(text)))
 			continue;
 		declared_name(key, name, sizeof(name));
 		if (put(env, name, text) < 0)

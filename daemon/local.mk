@@ -26,6 +26,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/node.c daemon/node.h \
 	daemon/stats.c daemon/stats.h \
 	daemon/validate.c daemon/validate.h \
+	daemon/reported.c daemon/reported.h \
 	daemon/api_node.c \
 	daemon/jobs.c daemon/jobs.h \
 	daemon/api_jobs.c \
@@ -36,7 +37,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/energy.c daemon/energy.h \
 	daemon/energy_report.c daemon/energy_report.h \
 	daemon/gpu_pick.c daemon/gpu_pick.h \
-	daemon/config_env.c daemon/config_env.h \
+	daemon/job_env.c daemon/job_env.h \
 	daemon/sample_window.c daemon/sample_window.h \
 	daemon/discovery.c daemon/discovery.h \
 	daemon/store_series.c daemon/store_series.h \

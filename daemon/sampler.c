@@ -25,7 +25,9 @@
 #include "collector.h"
 #include "discovery.h"
 #include "energy.h"
+#include "gpu_pick.h"
 #include "log.h"
+#include "metrics.h"
 #include "sample_window.h"
 #include "sampler.h"
 #include "store.h"
@@ -63,6 +65,8 @@ struct sampler_pub {
 	struct sampler_snapshot snap;
 	size_t values_cap, jobs_cap;     /* room in snap's arrays */
 	json_t *collectors;              /* array of {name, status, reason[, detail]} */
+	struct gpu_seen gpus[GPU_PICK_MAX]; /* the GPUs the NVML collector describes while it is up: index, uuid */
+	size_t ngpus;
 };
 
 /*
@@ -347,6 +351,82 @@ collectors_json_build(struct sampler *s)
 	return arr;
 }
 
+/* The GPUs the NVML collector describes ({"gpus":[{"index","uuid"}]}) while it is up; how many. */
+static size_t
+gpus_described(const struct sampler *s, struct gpu_seen *gpus, size_t max)
+{
+	const json_t *g;
+	size_t i, k, n = 0;
+
+	for (i = 0; i < s->ncol; i++) {
+		if (s->col[i].c != &collector_nvml || s->col[i].ctx == NULL)
+			continue;
+		json_array_foreach(json_object_get(s->col[i].detail, "gpus"), k, g) {
+			const json_t *index = json_object_get(g, "index"), *uuid = json_object_get(g, "uuid");
+			if (n == max || !json_is_integer(index))
+				continue;
+			gpus[n] = (struct gpu_seen){.index = (int)json_integer_value(index), .util_percent = -1,
+						    .mem_used_bytes = -1, .processes = -1};
+			snprintf(gpus[n].uuid, sizeof(gpus[n].uuid), "%s", json_is_string(uuid) ? json_string_value(uuid) : "");
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Publishes the collectors' states (cols, stolen) and the GPUs they describe; the lock held. */
+static void
+pub_collectors_set(struct sampler *s, json_t *cols)
+{
+	json_decref(s->pub.collectors);
+	s->pub.collectors = cols;
+	s->pub.ngpus = gpus_described(s, s->pub.gpus, GPU_PICK_MAX);
+}
+
+/* One node value of the last tick into its GPU's view (gpu.N.<figure>; gpu.N.mig.M.*: MIG is on). */
+static void
+gpu_value(struct gpu_seen *gpus, size_t n, const struct collector_value *v)
+{
+	static const struct {
+		const char *figure;
+		size_t off;
+	} figures[] = {
+		{"util_percent", offsetof(struct gpu_seen, util_percent)},
+		{"mem_used_bytes", offsetof(struct gpu_seen, mem_used_bytes)},
+		{"mem_total_bytes", offsetof(struct gpu_seen, mem_total_bytes)},
+		{"processes", offsetof(struct gpu_seen, processes)},
+	};
+	const char *rest;
+	int gpu, mig;
+
+	if (v->job_id != 0 || metric_split_gpu(v->name, &gpu, &mig, &rest) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (gpus[i].index != gpu)
+			continue;
+		if (mig >= 0)
+			gpus[i].mig = true;
+		for (size_t k = 0; mig < 0 && k < sizeof(figures) / sizeof(figures[0]); k++)
+			if (strcmp(rest, figures[k].figure) == 0)
+				*(double *)((char *)&gpus[i] + figures[k].off) = v->value;
+		return;
+	}
+}
+
+size_t
+sampler_gpus(struct sampler *s, struct gpu_seen *gpus, size_t max)
+{
+	size_t i, n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->pub.ngpus < max ? s->pub.ngpus : max;
+	memcpy(gpus, s->pub.gpus, n * sizeof(*gpus));
+	for (i = 0; n > 0 && i < s->pub.snap.nvalues; i++)
+		gpu_value(gpus, n, &s->pub.snap.values[i]);
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
 /* A job's cost as the last detail tick measured it, for ticks that do not measure. */
 static double
 last_detail_cost(const struct sampler_snapshot *prev, int64_t id)
@@ -414,8 +494,7 @@ publish(struct sampler *s, const struct discovery_job *jobs, size_t njobs, const
 	s->pub.values_cap = sp->values_cap;
 	s->pub.jobs_cap = sp->jobs_cap;
 	if (cols != NULL) {
-		json_decref(s->pub.collectors);
-		s->pub.collectors = cols;
+		pub_collectors_set(s, cols);
 		s->cols_changed = false;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -551,8 +630,7 @@ sampler_main(void *arg)
 	}
 	cols = collectors_json_build(s);
 	pthread_mutex_lock(&s->lock);
-	json_decref(s->pub.collectors);
-	s->pub.collectors = cols;
+	pub_collectors_set(s, cols);
 	pthread_mutex_unlock(&s->lock);
 	next = clock_mono_s();
 	for (;;) {

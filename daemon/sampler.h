@@ -113,6 +113,17 @@ struct sampler_snapshot {
 	long threads;                  /* threads sampled in the last tick, all jobs */
 };
 
+/*
+ * What the NVML collector last saw of each GPU, into gpus (at most max):
+ * its index and UUID as the collector describes them, and the last tick's
+ * utilisation, memory and processes (its gpu.N.* node samples, read with
+ * the catalogue's metric_split_gpu), mig set where MIG is on.  How many;
+ * 0 while NVML is not up.  Thread-safe: a copy made under the sampler's
+ * lock, nothing allocated (job_env.c hands it to gpu_pick).
+ */
+struct gpu_seen;
+size_t sampler_gpus(struct sampler *s, struct gpu_seen *gpus, size_t max);
+
 /* A private copy of the last tick (free it with sampler_snapshot_free); -1 when out of memory. */
 int sampler_snapshot_get(struct sampler *s, struct sampler_snapshot *out);
 void sampler_snapshot_free(struct sampler_snapshot *snap);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "alloc_watch.h"
+#include "array.h"
 #include "invariant.h"
 #include "log.h"
 #include "migrations.h"
@@ -160,6 +161,65 @@ sqlite3_stmt *store_stmt(struct store_conn *c, const char *sql)
 	c->cache[c->ncache].stmt = s;
 	c->ncache++;
 	return s;
+}
+
+sqlite3_stmt *store_stmt_id(struct store_conn *c, const char *sql, int64_t id)
+{
+	sqlite3_stmt *s = store_stmt(c, sql);
+
+	if (s)
+		sqlite3_bind_int64(s, 1, id);
+	return s;
+}
+
+int store_step(struct store_conn *c, sqlite3_stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s);
+
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc, what);
+}
+
+int store_run_id(struct store_conn *c, const char *sql, int64_t id, const char *what)
+{
+	sqlite3_stmt *s = store_stmt_id(c, sql, id);
+	int rc;
+
+	if (!s)
+		return STORE_EIO;
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, what);
+}
+
+int store_rows_read(struct store_conn *c, sqlite3_stmt *s, size_t size, store_row_into_fn *row, const char *what,
+		    void **out, size_t *n)
+{
+	char *v = NULL, *nv;
+	size_t cap = 0, cnt = 0;
+	int rc = SQLITE_DONE, r = s ? STORE_OK : STORE_EIO;
+
+	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			if (!(nv = array_grow(v, &cap, cnt + 1, size))) {
+				r = STORE_EIO;
+				break;
+			}
+			v = nv;
+		}
+		assert(cnt < cap);
+		row(s, v + cnt++ * size);
+	}
+	if (r == STORE_OK && rc != SQLITE_DONE)
+		r = store_fail(c, rc, what);
+	if (s)
+		sqlite3_reset(s);
+	if (r != STORE_OK) {
+		free(v);
+		return r;
+	}
+	*out = v;
+	*n = cnt;
+	return STORE_OK;
 }
 
 /* Ends every statement's step, so none holds a read open past its operation (or a reader's COMMIT). */

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "config.h"
+
 enum store_err {
 	STORE_OK = 0,
 	STORE_ENOTFOUND = -1,    /* no such row */
@@ -102,7 +104,7 @@ struct job_spec {
 	const char *external_id;   /* e.g. "slurm:123", or NULL */
 	bool has_uid;
 	uid_t uid;
-	const char *objective;     /* throughput|goodput|efficiency */
+	enum objective objective;
 	const char *knobs_json;    /* declared knobs, or NULL */
 	const char *config_json;   /* the config it starts with, or NULL */
 	const char *source;        /* registered|slurm|discovered */
@@ -189,8 +191,8 @@ json_t *store_rank_row_json(const struct rank_row *k);
  * in the same transaction (store_events.h).  STORE_ENOTFOUND: no such job.
  */
 int store_job_set_config(struct store *st, int64_t id, const char *config_json, double t, const char *why);
-/* state: "running", "ended" or "all".  *out: a JSON array. */
-int store_jobs_list(struct store *st, const char *state, json_t **out);
+/* The jobs which passes, newest first (at most 1000).  *out: a JSON array. */
+int store_jobs_list(struct store *st, enum job_filter which, json_t **out);
 /* One job as a JSON object, with its trials and phases. */
 int store_job_get(struct store *st, int64_t id, json_t **out);
 
@@ -205,7 +207,6 @@ struct job_brief {
 	uid_t uid;
 	int64_t workload_id;
 	char workload[128];
-	char objective[16];
 };
 int store_job_brief(struct store *st, int64_t id, struct job_brief *out);
 

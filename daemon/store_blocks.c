@@ -96,14 +96,13 @@ struct group {
 static int
 blob_get(struct store_conn *c, const char *sql, int64_t key, unsigned char **buf, size_t *len)
 {
-	sqlite3_stmt *s = store_stmt(c, sql);
+	sqlite3_stmt *s = store_stmt_id(c, sql, key);
 	int rc, r = STORE_OK;
 
 	*buf = NULL;
 	*len = 0;
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, key);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		*len = (size_t)sqlite3_column_bytes(s, 0);
@@ -331,20 +330,6 @@ block_put(struct store_conn *c, const char *sql, int64_t key, const struct serie
 	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "write a block");
 }
 
-static int
-exec_key(struct store_conn *c, const char *sql, int64_t key)
-{
-	sqlite3_stmt *s = store_stmt(c, sql);
-	int rc;
-
-	if (s == NULL)
-		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, key);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "write a series' block");
-}
-
 /* The summary of the whole of s[0..n-1]: a block row's n, sum, min, max. */
 static struct series_summary
 summary_of(const struct series_summary *s, size_t n, double t0)
@@ -427,8 +412,8 @@ group_write(struct store_conn *c, struct group *g, const struct store_times *tt)
 		if (!g->seconds_only && n > 0 && (raw_encode(g, n, tt, &buf, &len) < 0 ||
 						  (r = block_put(c, sql_raw_put, g->key, NULL, buf, len)) != STORE_OK))
 			return r != STORE_OK ? r : STORE_EIO;
-		if ((r = seconds_put(c, g)) != STORE_OK || (r = exec_key(c, sql_block_delete, g->key)) != STORE_OK ||
-		    (r = exec_key(c, sql_series_dense, g->series_id)) != STORE_OK)
+		if ((r = seconds_put(c, g)) != STORE_OK || (r = store_run_id(c, sql_block_delete, g->key, "write a series' block")) != STORE_OK ||
+		    (r = store_run_id(c, sql_series_dense, g->series_id, "write a series' block")) != STORE_OK)
 			return r;
 	} else if (n > 0) {
 		sum = summary_of(g->sec, g->nsec, (double)g->t0);
@@ -535,16 +520,15 @@ times_exist(struct store_conn *c, int64_t job_id, int64_t t0)
 static int
 jobspan_reload(struct store_conn *c, struct group **gs, size_t *ng, size_t *cap)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_job_dense);
+	int64_t job = (*gs)[0].job_id, t0 = (*gs)[0].t0, key;
+	sqlite3_stmt *s = store_stmt_id(c, sql_job_dense, job);
 	struct group *ng_;
 	unsigned char *buf;
-	int64_t job = (*gs)[0].job_id, t0 = (*gs)[0].t0, key;
 	size_t len, i;
 	int rc, r = STORE_OK;
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, job);
 	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(s, 0);
 

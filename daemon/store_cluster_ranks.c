@@ -81,22 +81,9 @@ int store_cluster_ranks_peek(struct store *st, int max, json_t **out, int64_t *l
 	return store_outbox_peek(st, sql_peek, sql_max, rank_row, "read the ranks' outbox", max, out, last);
 }
 
-static int apply_done(struct store_conn *c, void *arg)
-{
-	sqlite3_stmt *s = store_stmt(c, sql_done);
-	int rc;
-
-	if (!s)
-		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, *(const int64_t *)arg);
-	if ((rc = sqlite3_step(s)) != SQLITE_DONE)
-		return store_fail(c, rc, "trim the ranks' outbox");
-	return STORE_OK;
-}
-
 int store_cluster_ranks_done(struct store *st, int64_t last)
 {
-	return store_write(st, apply_done, &last);
+	return store_outbox_done(st, sql_done, "trim the ranks' outbox", last);
 }
 
 static json_t *key_row(sqlite3_stmt *s)

@@ -23,12 +23,11 @@ struct event_row {
 static int apply_event(struct store_conn *c, void *arg)
 {
 	struct event_row *e = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_event_insert);
+	sqlite3_stmt *s = store_stmt_id(c, sql_event_insert, e->id);
 	int rc;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, e->id);
 	sqlite3_bind_double(s, 2, e->t);
 	sqlite3_bind_text(s, 3, e->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 4, e->detail, -1, SQLITE_STATIC);

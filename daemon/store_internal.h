@@ -33,6 +33,26 @@ struct store_conn {
  * bindings cleared, or NULL after logging the error.
  */
 sqlite3_stmt *store_stmt(struct store_conn *c, const char *sql);
+/* store_stmt with ?1 bound to id: the preamble of every statement about one row's id. */
+sqlite3_stmt *store_stmt_id(struct store_conn *c, const char *sql, int64_t id);
+/*
+ * Steps s once, its parameters bound (a write, or a read whose row is not
+ * wanted); STORE_OK on a row or at the end, else the failure, logged as what.
+ */
+int store_step(struct store_conn *c, sqlite3_stmt *s, const char *what);
+/* Runs sql (a statement that returns no rows) with ?1 bound to id, and resets it; STORE_OK or the failure, logged as what. */
+int store_run_id(struct store_conn *c, const char *sql, int64_t id, const char *what);
+
+/*
+ * Steps s (its parameters bound; NULL: it could not be prepared) to its
+ * end, row reading each row into the next element (size bytes) of a
+ * growing array, and resets it.  On STORE_OK *out (to free()) and *n are
+ * the rows; else *out is untouched and the result is STORE_EIO (no
+ * statement, no memory) or the step's failure, logged as what.
+ */
+typedef void store_row_into_fn(sqlite3_stmt *s, void *elem);
+int store_rows_read(struct store_conn *c, sqlite3_stmt *s, size_t size, store_row_into_fn *row, const char *what,
+		    void **out, size_t *n);
 
 /*
  * Maps a SQLite result code to a store_err and logs it once with the
@@ -111,6 +131,8 @@ void store_reader_done(struct store *st, struct store_conn *c);
 typedef json_t *store_row_fn(sqlite3_stmt *s);
 int store_outbox_peek(struct store *st, const char *peek_sql, const char *max_sql, store_row_fn *row,
 		      const char *what, int max, json_t **out, int64_t *last);
+/* The entries up to last reached the cluster store: done_sql (bound to ?1 = last) deletes them. */
+int store_outbox_done(struct store *st, const char *done_sql, const char *what, int64_t last);
 
 /*
  * A block's rowid (sql/015_series_blocks_key.sql): its span's index times

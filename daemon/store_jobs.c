@@ -82,7 +82,7 @@ static const char sql_job_next_phase[] =
 	" UNION ALL SELECT min(phase) FROM series WHERE job_id = ?1 AND phase > ?2)";
 static const char sql_job_latest[] = "SELECT name, value FROM latest WHERE job_id = ?1";
 static const char sql_job_brief[] =
-	"SELECT j.id, j.state, j.uid, j.workload_id, w.name, j.objective FROM jobs j "
+	"SELECT j.id, j.state, j.uid, j.workload_id, w.name FROM jobs j "
 	"JOIN workloads w ON w.id = j.workload_id WHERE j.id = ?1";
 
 static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
@@ -94,14 +94,6 @@ static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
 }
 
 /* Steps a statement that returns no rows (or ignores them). */
-static int step_done(struct store_conn *c, sqlite3_stmt *s, const char *what)
-{
-	int rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return store_fail(c, rc, what);
-	return STORE_OK;
-}
-
 /* ---- node ---- */
 
 struct node_row {
@@ -118,7 +110,7 @@ static int apply_node_save(struct store_conn *c, void *arg)
 	sqlite3_bind_text(s, 1, r->hostname, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, r->hw_class, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, r->topology, -1, SQLITE_STATIC);
-	return step_done(c, s, "save node");
+	return store_step(c, s, "save node");
 }
 
 int store_node_save(struct store *st, const char *hostname, const char *hw_class, const char *topology_json)
@@ -174,7 +166,7 @@ static int job_stmt(struct store_conn *c, const char *sql, const struct job_spec
 		sqlite3_bind_int64(s, 3, sp->pid);
 	if (sp->has_uid)
 		sqlite3_bind_int64(s, 4, (sqlite3_int64)sp->uid);
-	sqlite3_bind_text(s, 5, sp->objective ? sp->objective : "throughput", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, config_enum_name(config_objective_names, sp->objective), -1, SQLITE_STATIC);
 	bind_text_or_null(s, 6, sp->knobs_json);
 	bind_text_or_null(s, 7, sp->command);
 	*out = s;
@@ -194,7 +186,7 @@ static int apply_job_register(struct store_conn *c, void *arg)
 	bind_text_or_null(s, 9, sp->config_json);
 	sqlite3_bind_text(s, 10, sp->source ? sp->source : "registered", -1, SQLITE_STATIC);
 	sqlite3_bind_double(s, 11, sp->started);
-	if ((rc = step_done(c, s, "insert job")) != STORE_OK)
+	if ((rc = store_step(c, s, "insert job")) != STORE_OK)
 		return rc;
 	ji->id = sqlite3_last_insert_rowid(c->db);
 	return STORE_OK;
@@ -221,7 +213,7 @@ static int apply_job_adopt(struct store_conn *c, void *arg)
 	if ((rc = job_stmt(c, sql_job_adopt, ji->spec, &s)) != STORE_OK)
 		return rc;
 	sqlite3_bind_int64(s, 1, ji->id);
-	if ((rc = step_done(c, s, "adopt job")) != STORE_OK)
+	if ((rc = store_step(c, s, "adopt job")) != STORE_OK)
 		return rc;
 	return sqlite3_changes(c->db) == 1 ? STORE_OK : STORE_ENOTFOUND;
 }
@@ -268,7 +260,7 @@ static int apply_job_join(struct store_conn *c, void *arg)
 		rc = apply_job_register(c, &ji);
 	else if (jj->spec->rank->rank == 0 && (rc = job_stmt(c, sql_job_join_found, jj->spec, &s)) == STORE_OK) {
 		sqlite3_bind_int64(s, 1, ji.id);
-		rc = step_done(c, s, "rank 0 takes over a found job");
+		rc = store_step(c, s, "rank 0 takes over a found job");
 	}
 	if (rc != STORE_OK)
 		return rc;
@@ -301,12 +293,11 @@ struct job_end {
 /* STORE_OK when job id exists, STORE_ENOTFOUND when not, or the failure. */
 static int job_exists(struct store_conn *c, int64_t id)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_job_exists);
+	sqlite3_stmt *s = store_stmt_id(c, sql_job_exists, id);
 	int rc;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, id);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE)
 		return STORE_ENOTFOUND;
@@ -328,10 +319,9 @@ static int apply_job_end(struct store_conn *c, void *arg)
 	sqlite3_bind_double(s, 2, e->ended);
 	if (e->has_exit)
 		sqlite3_bind_int(s, 3, e->exit_status);
-	if ((rc = step_done(c, s, "end job")) != STORE_OK || (s = store_stmt(c, sql_job_end_ranks)) == NULL)
-		return rc != STORE_OK ? rc : STORE_EIO;
-	sqlite3_bind_int64(s, 1, e->id);
-	return step_done(c, s, "end job's ranks");
+	if ((rc = store_step(c, s, "end job")) != STORE_OK)
+		return rc;
+	return store_run_id(c, sql_job_end_ranks, e->id, "end job's ranks");
 }
 
 int store_job_end(struct store *st, int64_t id, double ended, bool has_exit, int exit_status)
@@ -354,25 +344,23 @@ struct job_config {
 static int apply_job_set_config(struct store_conn *c, void *arg)
 {
 	struct job_config *jc = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_job_set_config);
+	sqlite3_stmt *s = store_stmt_id(c, sql_job_set_config, jc->id);
 	int r;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, jc->id);
 	sqlite3_bind_text(s, 2, jc->config, -1, SQLITE_STATIC);
-	if ((r = step_done(c, s, "set job config")) != STORE_OK)
+	if ((r = store_step(c, s, "set job config")) != STORE_OK)
 		return r;
 	if (sqlite3_changes(c->db) == 0)
 		return job_exists(c, jc->id);
-	if (!(s = store_stmt(c, sql_job_config_event)))
+	if (!(s = store_stmt_id(c, sql_job_config_event, jc->id)))
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, jc->id);
 	sqlite3_bind_double(s, 2, jc->t);
 	sqlite3_bind_text(s, 3, jc->config, -1, SQLITE_STATIC);
 	if (jc->why)
 		sqlite3_bind_text(s, 4, jc->why, -1, SQLITE_STATIC);
-	return step_done(c, s, "config event");
+	return store_step(c, s, "config event");
 }
 
 int store_job_set_config(struct store *st, int64_t id, const char *config_json, double t, const char *why)
@@ -394,13 +382,12 @@ typedef void (*row_fn)(sqlite3_stmt *s, void *arg);
 static int query_by_id(struct store_conn *c, const char *sql, int64_t id, bool must_exist, row_fn row, void *arg,
 		       const char *what)
 {
-	sqlite3_stmt *s = store_stmt(c, sql);
+	sqlite3_stmt *s = store_stmt_id(c, sql, id);
 	bool any = false;
 	int rc;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		row(s, arg);
 		any = true;
@@ -463,11 +450,11 @@ static int job_latest_json(struct store_conn *c, int64_t id, json_t *job)
 	return r;
 }
 
-int store_jobs_list(struct store *st, const char *state, json_t **out)
+int store_jobs_list(struct store *st, enum job_filter which, json_t **out)
 {
-	const char *sql = strcmp(state, "running") == 0 ? sql_jobs_running
-			: strcmp(state, "ended") == 0   ? sql_jobs_ended
-							: sql_jobs_all;
+	const char *sql = which == JOB_FILTER_RUNNING ? sql_jobs_running
+			: which == JOB_FILTER_ENDED   ? sql_jobs_ended
+						      : sql_jobs_all;
 	struct store_conn *c = store_reader(st);
 	sqlite3_stmt *s = store_stmt(c, sql);
 	json_t *arr = json_array();
@@ -607,12 +594,11 @@ static void brief_row(sqlite3_stmt *s, void *arg)
 
 	memset(out, 0, sizeof(*out));
 	out->id = sqlite3_column_int64(s, 0);
-	out->running = strcmp(store_col_str(s, 1), "running") == 0;
+	out->running = config_enum_value(config_job_state_names, store_col_str(s, 1)) == JOB_STATE_RUNNING;
 	out->has_uid = sqlite3_column_type(s, 2) != SQLITE_NULL;
 	out->uid = (uid_t)sqlite3_column_int64(s, 2);
 	out->workload_id = sqlite3_column_int64(s, 3);
 	snprintf(out->workload, sizeof(out->workload), "%s", store_col_str(s, 4));
-	snprintf(out->objective, sizeof(out->objective), "%s", store_col_str(s, 5));
 }
 
 int store_job_brief(struct store *st, int64_t id, struct job_brief *out)

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
 #include "log.h"
 #include "store_internal.h"
 
@@ -59,26 +58,15 @@ bind_real_or_null(sqlite3_stmt *s, int i, bool has, double v)
 		sqlite3_bind_null(s, i);
 }
 
-static int
-step_done(struct store_conn *c, sqlite3_stmt *s, const char *what)
-{
-	int rc = sqlite3_step(s);
-
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return store_fail(c, rc, what);
-	return STORE_OK;
-}
-
 int
 store_rank_insert(struct store_conn *c, int64_t id, const struct job_spec *spec)
 {
 	const struct job_rank_spec *rk = spec->rank;
-	sqlite3_stmt *s = store_stmt(c, sql_rank_insert);
+	sqlite3_stmt *s = store_stmt_id(c, sql_rank_insert, id);
 	int r;
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int(s, 2, rk->rank);
 	if (rk->local_rank >= 0)
 		sqlite3_bind_int(s, 3, rk->local_rank);
@@ -86,26 +74,24 @@ store_rank_insert(struct store_conn *c, int64_t id, const struct job_spec *spec)
 	if (spec->pid > 0)
 		sqlite3_bind_int64(s, 5, spec->pid);
 	sqlite3_bind_double(s, 6, spec->started);
-	if ((r = step_done(c, s, "insert rank")) != STORE_OK)
+	if ((r = store_step(c, s, "insert rank")) != STORE_OK)
 		return r;
-	if ((s = store_stmt(c, sql_job_world)) == NULL)
+	if ((s = store_stmt_id(c, sql_job_world, id)) == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, id);
 	sqlite3_bind_int(s, 2, rk->world_size);
 	if (rk->nodes > 0)
 		sqlite3_bind_int(s, 3, rk->nodes);
-	return step_done(c, s, "job world size");
+	return store_step(c, s, "job world size");
 }
 
 static int
 apply_rank_report(struct store_conn *c, void *arg)
 {
 	const struct rank_report *r = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_rank_report);
+	sqlite3_stmt *s = store_stmt_id(c, sql_rank_report, r->job_id);
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, r->job_id);
 	sqlite3_bind_int(s, 2, r->rank);
 	sqlite3_bind_double(s, 3, r->t);
 	sqlite3_bind_int(s, 4, r->steps);
@@ -116,7 +102,7 @@ apply_rank_report(struct store_conn *c, void *arg)
 	bind_real_or_null(s, 9, r->has_cpu, r->cpu_s);
 	bind_real_or_null(s, 10, r->has_cpu, r->wait_s);
 	bind_real_or_null(s, 11, r->has_cpu, r->t_mono);
-	return step_done(c, s, "rank report");
+	return store_step(c, s, "rank report");
 }
 
 int
@@ -138,12 +124,11 @@ struct rank_end {
 static int
 first_failure(struct store_conn *c, int64_t id, int *status)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_ranks_failed);
+	sqlite3_stmt *s = store_stmt_id(c, sql_ranks_failed, id);
 	int rc;
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, id);
 	rc = sqlite3_step(s);
 	*status = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
 	sqlite3_reset(s);
@@ -154,22 +139,20 @@ static int
 apply_rank_end(struct store_conn *c, void *arg)
 {
 	struct rank_end *e = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_rank_end);
+	sqlite3_stmt *s = store_stmt_id(c, sql_rank_end, e->id);
 	int r, left, status;
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, e->id);
 	sqlite3_bind_int(s, 2, e->rank);
 	if (e->has_exit)
 		sqlite3_bind_int(s, 3, e->exit_status);
-	if ((r = step_done(c, s, "end rank")) != STORE_OK)
+	if ((r = store_step(c, s, "end rank")) != STORE_OK)
 		return r;
 	if (sqlite3_changes(c->db) == 0)
 		return STORE_ENOTFOUND;
-	if ((s = store_stmt(c, sql_ranks_running)) == NULL)
+	if ((s = store_stmt_id(c, sql_ranks_running, e->id)) == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, e->id);
 	if ((r = sqlite3_step(s)) != SQLITE_ROW)
 		return store_fail(c, r, "running ranks");
 	left = sqlite3_column_int(s, 0);
@@ -182,7 +165,7 @@ apply_rank_end(struct store_conn *c, void *arg)
 	sqlite3_bind_double(s, 2, e->ended);
 	sqlite3_bind_int(s, 3, status);
 	e->job_ended = true;
-	return step_done(c, s, "end job of ranks");
+	return store_step(c, s, "end job of ranks");
 }
 
 int
@@ -204,9 +187,11 @@ col_real_or_nan(sqlite3_stmt *s, int col)
 	return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
 }
 
+/* One row of sql_ranks_of into a struct rank_row (elem); a store_row_into_fn. */
 static void
-rank_from_row(sqlite3_stmt *s, struct rank_row *k)
+rank_from_row(sqlite3_stmt *s, void *elem)
 {
+	struct rank_row *k = elem;
 	double span = col_real_or_nan(s, 13);
 
 	memset(k, 0, sizeof(*k));
@@ -214,7 +199,7 @@ rank_from_row(sqlite3_stmt *s, struct rank_row *k)
 	k->local_rank = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 1);
 	snprintf(k->node, sizeof(k->node), "%s", store_col_str(s, 2));
 	k->pid = sqlite3_column_int64(s, 3);
-	k->running = strcmp(store_col_str(s, 4), "running") == 0;
+	k->running = config_enum_value(config_job_state_names, store_col_str(s, 4)) == JOB_STATE_RUNNING;
 	k->joined = sqlite3_column_double(s, 5);
 	k->steps = sqlite3_column_int64(s, 6);
 	k->step_s = sqlite3_column_double(s, 7);
@@ -229,37 +214,14 @@ int
 store_job_ranks(struct store *st, int64_t id, struct rank_row **out, size_t *n)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_ranks_of);
-	struct rank_row *v = NULL, *nv;
-	size_t cap = 0, cnt = 0;
-	int rc = SQLITE_DONE, r = STORE_OK;
+	void *rows;
+	int r = store_rows_read(c, store_stmt_id(c, sql_ranks_of, id), sizeof(**out), rank_from_row, "job ranks", &rows,
+				n);
 
-	if (s == NULL)
-		r = STORE_EIO;
-	else
-		sqlite3_bind_int64(s, 1, id);
-	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			if ((nv = array_grow(v, &cap, cnt + 1, sizeof(*v))) == NULL) {
-				r = STORE_EIO;
-				break;
-			}
-			v = nv;
-		}
-		rank_from_row(s, &v[cnt++]);
-	}
-	if (r == STORE_OK && rc != SQLITE_DONE)
-		r = store_fail(c, rc, "job ranks");
-	if (s != NULL)
-		sqlite3_reset(s);
 	store_reader_done(st, c);
-	if (r != STORE_OK) {
-		free(v);
-		return r;
-	}
-	*out = v;
-	*n = cnt;
-	return STORE_OK;
+	if (r == STORE_OK)
+		*out = rows;
+	return r;
 }
 
 json_t *
@@ -267,7 +229,7 @@ store_rank_row_json(const struct rank_row *k)
 {
 	double steps = (double)k->steps;
 	json_t *o = json_pack("{s:i,s:s,s:s}", "rank", k->rank, "node", k->node, "state",
-			      k->running ? "running" : "ended");
+			      config_enum_name(config_job_state_names, k->running ? JOB_STATE_RUNNING : JOB_STATE_ENDED));
 
 	json_object_set_new(o, "local_rank", k->local_rank >= 0 ? json_integer(k->local_rank) : json_null());
 	json_object_set_new(o, "pid", k->pid > 0 ? json_integer(k->pid) : json_null());
@@ -286,14 +248,12 @@ store_rank_row_json(const struct rank_row *k)
 int
 store_ranks_json(struct store_conn *c, int64_t id, json_t *job)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_ranks_of);
+	sqlite3_stmt *s = store_stmt_id(c, sql_ranks_of, id);
 	json_t *ranks = json_array();
 	json_int_t world = json_integer_value(json_object_get(job, "world_size")), seen;
 	struct rank_row k;
 	int rc = SQLITE_DONE;
 
-	if (s != NULL)
-		sqlite3_bind_int64(s, 1, id);
 	while (s != NULL && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		rank_from_row(s, &k);
 		json_array_append_new(ranks, store_rank_row_json(&k));
@@ -312,38 +272,23 @@ store_ranks_json(struct store_conn *c, int64_t id, json_t *job)
 	return STORE_OK;
 }
 
+static void
+rank_pid_from_row(sqlite3_stmt *s, void *elem)
+{
+	*(struct store_rank_pid *)elem = (struct store_rank_pid){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+								  sqlite3_column_double(s, 2)};
+}
+
 int
 store_ranks_running(struct store *st, struct store_rank_pid **out, size_t *n)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_ranks_running_pids);
-	struct store_rank_pid *v = NULL, *nv;
-	size_t cap = 0, cnt = 0;
-	int rc = SQLITE_DONE, r = STORE_OK;
+	void *rows;
+	int r = store_rows_read(c, store_stmt(c, sql_ranks_running_pids), sizeof(**out), rank_pid_from_row,
+				"running ranks", &rows, n);
 
-	if (s == NULL)
-		r = STORE_EIO;
-	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			if ((nv = array_grow(v, &cap, cnt + 1, sizeof(*v))) == NULL) {
-				r = STORE_EIO;
-				break;
-			}
-			v = nv;
-		}
-		v[cnt++] = (struct store_rank_pid){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-						   sqlite3_column_double(s, 2)};
-	}
-	if (r == STORE_OK && rc != SQLITE_DONE)
-		r = store_fail(c, rc, "running ranks");
-	if (s != NULL)
-		sqlite3_reset(s);
 	store_reader_done(st, c);
-	if (r != STORE_OK) {
-		free(v);
-		return r;
-	}
-	*out = v;
-	*n = cnt;
-	return STORE_OK;
+	if (r == STORE_OK)
+		*out = rows;
+	return r;
 }

@@ -75,12 +75,11 @@ static int upsert_latest(struct store_conn *c, sqlite3_stmt *up, const struct sa
 /* Moves the stream's mark to the batch's seq, or sets b->duplicate. */
 static int advance_seq(struct store_conn *c, struct sample_batch *b)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_seq_advance);
+	sqlite3_stmt *s = store_stmt_id(c, sql_seq_advance, b->seq_job);
 	int rc;
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, b->seq_job);
 	sqlite3_bind_text(s, 2, b->stream ? b->stream : "", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, b->seq);
 	rc = sqlite3_step(s);

@@ -90,45 +90,31 @@ copy_col(sqlite3_stmt *s, int col, char *buf, size_t len)
 	snprintf(buf, len, "%s", v != NULL ? (const char *)v : "");
 }
 
+/* One row of sql_running into a struct store_running_job (elem). */
+static void
+running_from_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_running_job *j = elem;
+
+	j->id = sqlite3_column_int64(s, 0);
+	j->pid = sqlite3_column_int64(s, 1);
+	j->started = sqlite3_column_double(s, 2);
+	copy_col(s, 3, j->external_id, sizeof(j->external_id));
+	copy_col(s, 4, j->workload, sizeof(j->workload));
+	copy_col(s, 5, j->source, sizeof(j->source));
+}
+
 int
 store_jobs_running(struct store *st, struct store_running_job **out, size_t *n)
 {
 	struct store_conn *c = store_reader(st);
-	sqlite3_stmt *s = store_stmt(c, sql_running);
-	struct store_running_job *v = NULL, *nv, *j;
-	size_t cap = 0, cnt = 0;
-	int rc = SQLITE_DONE, r = STORE_OK;
+	void *rows;
+	int r = store_rows_read(c, store_stmt(c, sql_running), sizeof(**out), running_from_row, "running jobs", &rows, n);
 
-	if (s == NULL)
-		r = STORE_EIO;
-	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			nv = array_grow(v, &cap, cnt + 1, sizeof(*v));
-			if (nv == NULL) {
-				r = STORE_EIO;
-				break;
-			}
-			v = nv;
-		}
-		j = &v[cnt++];
-		j->id = sqlite3_column_int64(s, 0);
-		j->pid = sqlite3_column_int64(s, 1);
-		j->started = sqlite3_column_double(s, 2);
-		copy_col(s, 3, j->external_id, sizeof(j->external_id));
-		copy_col(s, 4, j->workload, sizeof(j->workload));
-		copy_col(s, 5, j->source, sizeof(j->source));
-	}
-	if (r == STORE_OK && rc != SQLITE_DONE)
-		r = store_fail(c, rc, "running jobs");
-	if (s != NULL)
-		sqlite3_reset(s);
 	store_reader_done(st, c);
-	if (r != STORE_OK) {
-		free(v);
+	if (r != STORE_OK)
 		return r;
-	}
-	*out = v;
-	*n = cnt;
+	*out = rows;
 	return STORE_OK;
 }
 
@@ -167,9 +153,8 @@ series_range(struct store_conn *c, const struct store_series_query *q, double *f
 	*from = now - 3600;
 	*to = now;
 	if (q->job_id != 0) {
-		if ((s = store_stmt(c, sql_job_span)) == NULL)
+		if ((s = store_stmt_id(c, sql_job_span, q->job_id)) == NULL)
 			return STORE_EIO;
-		sqlite3_bind_int64(s, 1, q->job_id);
 		rc = sqlite3_step(s);
 		if (rc != SQLITE_ROW) {
 			sqlite3_reset(s);
@@ -705,7 +690,7 @@ static int
 job_names(struct store *st, struct store_conn *c, int64_t job_id, const char *prefix, char (**names)[2][128],
 	  size_t *n)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_job_names);
+	sqlite3_stmt *s = store_stmt_id(c, sql_job_names, job_id);
 	char (*v)[2][128] = NULL, (*nv)[2][128];
 	size_t cap = 0;
 	int rc, r = STORE_OK;
@@ -713,7 +698,6 @@ job_names(struct store *st, struct store_conn *c, int64_t job_id, const char *pr
 	*n = 0;
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, job_id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (!name_wanted(prefix, (const char *)sqlite3_column_text(s, 0)))
 			continue;

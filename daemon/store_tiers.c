@@ -86,12 +86,11 @@ first_key(double t, double span_s)
 static int
 exec_int(struct store_conn *c, const char *sql, int64_t arg, const char *what)
 {
-	sqlite3_stmt *s = store_stmt(c, sql);
+	sqlite3_stmt *s = store_stmt_id(c, sql, arg);
 	int rc;
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, arg);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		;
 	sqlite3_reset(s);
@@ -189,14 +188,13 @@ acc_add(struct hour_retire *h, struct minute_acc *a, double t, double tlast, con
 static int
 hour_read(struct store_conn *c, struct hour_retire *h, const char *sql, bool summaries)
 {
-	sqlite3_stmt *s = store_stmt(c, sql);
+	sqlite3_stmt *s = store_stmt_id(c, sql, first_key(h->hour, STORE_BLOCK_S));
 	struct series_cols cols;
 	struct minute_acc *a;
 	int rc, r = STORE_OK;
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, first_key(h->hour, STORE_BLOCK_S));
 	sqlite3_bind_int64(s, 2, first_key(h->hour + HOUR_S, STORE_BLOCK_S));
 	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t key = sqlite3_column_int64(s, 0);
@@ -254,14 +252,13 @@ store_minutes_decode(const unsigned char *buf, size_t len, struct series_summary
 static int
 acc_merge_stored(struct store_conn *c, struct hour_retire *h, struct minute_acc *a, int64_t key)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_minutes_get);
+	sqlite3_stmt *s = store_stmt_id(c, sql_minutes_get, key);
 	struct series_summary *old = NULL;
 	size_t n = 0;
 	int rc, bad = 0;
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, key);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		bad = store_minutes_decode(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), &old, &n) < 0;

@@ -59,13 +59,12 @@ ref_of(const struct store_times *tt, const double *t, const double *v, size_t n,
 static int
 times_ref(struct store_conn *c, int64_t key, struct store_times *tt)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_raw_get);
+	sqlite3_stmt *s = store_stmt_id(c, sql_raw_get, key / STORE_BLOCK_KEY_SPAN * STORE_BLOCK_KEY_SPAN + tt->ref_id);
 	struct series_cols cols;
 	int rc, r = STORE_ENOTFOUND;
 
 	if (s == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, key / STORE_BLOCK_KEY_SPAN * STORE_BLOCK_KEY_SPAN + tt->ref_id);
 	rc = sqlite3_step(s);
 	/* Without the table a shared block's times are its table indices; a reference is never predicted. */
 	if (rc == SQLITE_ROW &&
@@ -94,9 +93,8 @@ store_times_read(struct store_conn *c, int64_t job_id, int64_t t0, struct store_
 	tt->ref_id = -1;
 	if (!store_tier_key(job_id, t0, STORE_BLOCK_S, &key))
 		return STORE_ENOTFOUND;
-	if ((s = store_stmt(c, sql_times_get)) == NULL)
+	if ((s = store_stmt_id(c, sql_times_get, key)) == NULL)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, key);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		len = (size_t)sqlite3_column_bytes(s, 0);
 		if ((buf = malloc(len ? len : 1)) != NULL)
@@ -242,16 +240,9 @@ store_times_write(struct store_conn *c, int64_t job_id, int64_t t0, const struct
 int
 store_times_delete(struct store_conn *c, int64_t job_id, int64_t t0)
 {
-	sqlite3_stmt *s;
 	int64_t key;
-	int rc;
 
 	if (!store_tier_key(job_id, t0, STORE_BLOCK_S, &key))
 		return STORE_OK;
-	if ((s = store_stmt(c, sql_times_delete)) == NULL)
-		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, key);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "delete a time table");
+	return store_run_id(c, sql_times_delete, key, "delete a time table");
 }

@@ -67,11 +67,10 @@ static int step_write(struct store_conn *c, sqlite3_stmt *s, const char *what)
 static int apply_trial_add(struct store_conn *c, void *arg)
 {
 	const struct store_trial *tr = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_trial_add);
+	sqlite3_stmt *s = store_stmt_id(c, sql_trial_add, tr->job_id);
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, tr->job_id);
 	sqlite3_bind_text(s, 2, tr->phase ? tr->phase : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, tr->config_json, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 4, tr->objective, -1, SQLITE_STATIC);
@@ -97,11 +96,10 @@ struct workload_text_row {
 static int apply_declared_save(struct store_conn *c, void *arg)
 {
 	const struct workload_text_row *r = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_declared_save);
+	sqlite3_stmt *s = store_stmt_id(c, sql_declared_save, r->job_id);
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, r->job_id);
 	sqlite3_bind_text(s, 2, r->objective, -1, SQLITE_STATIC);
 	if (r->text)
 		sqlite3_bind_text(s, 3, r->text, -1, SQLITE_STATIC);
@@ -126,11 +124,10 @@ struct phase_row {
 static int apply_phase_save(struct store_conn *c, void *arg)
 {
 	const struct phase_row *r = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_phase_save);
+	sqlite3_stmt *s = store_stmt_id(c, sql_phase_save, r->job_id);
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, r->job_id);
 	sqlite3_bind_text(s, 2, r->objective, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, r->phase, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 4, r->settled ? 1 : 0);
@@ -141,11 +138,10 @@ static int apply_phase_save(struct store_conn *c, void *arg)
 static int apply_goodput_save(struct store_conn *c, void *arg)
 {
 	const struct workload_text_row *r = arg;
-	sqlite3_stmt *s = store_stmt(c, sql_goodput_save);
+	sqlite3_stmt *s = store_stmt_id(c, sql_goodput_save, r->job_id);
 
 	if (!s)
 		return STORE_EIO;
-	sqlite3_bind_int64(s, 1, r->job_id);
 	sqlite3_bind_text(s, 2, r->objective, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, r->text, -1, SQLITE_STATIC);
 	return step_write(c, s, "save goodput state");

@@ -9,7 +9,7 @@
  * only when what it is expected to teach pays for what measuring it is
  * expected to cost (explore_pays).  Exploration stops when the expected gain
  * falls below gain_threshold.  What is learned is written through the store
- * outside the lock; the recommendation views live in tuner_view.c.
+ * outside the lock; the recommendation views live in tuner_recommend.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +18,7 @@
 #include "array.h"
 #include "invariant.h"
 #include "log.h"
+#include "reported.h"
 #include "store_tuner.h"
 #include "tuner_internal.h"
 
@@ -51,15 +52,15 @@ static void writes_flush(struct tuner *t, struct tuner_write *w)
 		struct tuner_write *next = w->next;
 		int rc = STORE_OK;
 		if (t->st && w->kind == WRITE_TRIAL) {
-			struct store_trial tr = {w->job_id, w->phase, w->text, tuner_objective_name(w->objective), w->n,
+			struct store_trial tr = {w->job_id, w->phase, w->text, config_objective_name(w->objective), w->n,
 						 w->mean, w->m2, w->t_start, w->t_end};
 			rc = store_trial_add(t->st, &tr);
 		} else if (t->st && w->kind == WRITE_PHASE) {
-			rc = store_tuner_phase_save(t->st, w->job_id, tuner_objective_name(w->objective), w->phase, w->settled, w->drift_t);
+			rc = store_tuner_phase_save(t->st, w->job_id, config_objective_name(w->objective), w->phase, w->settled, w->drift_t);
 		} else if (t->st && w->kind == WRITE_DECLARED) {
-			rc = store_tuner_declared_save(t->st, w->job_id, tuner_objective_name(w->objective), w->text);
+			rc = store_tuner_declared_save(t->st, w->job_id, config_objective_name(w->objective), w->text);
 		} else if (t->st && w->kind == WRITE_GOODPUT) {
-			rc = store_tuner_goodput_save(t->st, w->job_id, tuner_objective_name(w->objective), w->text);
+			rc = store_tuner_goodput_save(t->st, w->job_id, config_objective_name(w->objective), w->text);
 		}
 		if (rc != STORE_OK && rc != STORE_ENOTFOUND)
 			log_warnx("%s: job %lld: %s", __func__, (long long)w->job_id, store_strerror(rc));
@@ -116,17 +117,6 @@ static void queue_goodput_state(struct tuner_write **wl, const struct tuner_job 
 
 /* ---- topology, objectives, parameters ---- */
 
-enum objective tuner_objective(const char *name)
-{
-	int v = config_enum_value(config_objective_names, name);
-
-	return v < 0 ? OBJECTIVE_THROUGHPUT : (enum objective)v;
-}
-
-const char *tuner_objective_name(enum objective o)
-{
-	return config_enum_name(config_objective_names, (int)o);
-}
 
 void tuner_topology(const struct tuner *t, bool efficiency, struct knob_topology *out)
 {
@@ -175,13 +165,13 @@ json_t *tuner_params_canonical(const json_t *params)
 /* ---- workloads and their phases ---- */
 
 struct tuner_workload *tuner_workload_find(struct tuner *t, const char *name, const json_t *params,
-					   const char *objective)
+					   enum objective objective)
 {
 	struct tuner_workload *w;
 
 	assert(lock_held(&t->lock));
 	for (w = t->workloads; w; w = w->next)
-		if (strcmp(w->name, name) == 0 && w->objective == tuner_objective(objective) &&
+		if (strcmp(w->name, name) == 0 && w->objective == objective &&
 		    json_equal(w->params, (json_t *)params))
 			return w;
 	return NULL;
@@ -337,7 +327,7 @@ static void workload_free(struct tuner_workload *w)
 }
 
 static struct tuner_workload *workload_new(struct tuner *t, int64_t id, const char *name, const json_t *params,
-					   const char *objective, const json_t *declared)
+					   enum objective objective, const json_t *declared)
 {
 	struct tuner_workload *w = calloc(1, sizeof(*w));
 	char err[200];
@@ -347,7 +337,7 @@ static struct tuner_workload *workload_new(struct tuner *t, int64_t id, const ch
 	w->id = id;
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->params = tuner_params_canonical(params);
-	w->objective = tuner_objective(objective);
+	w->objective = objective;
 	if (workload_build(t, w, declared, err, sizeof(err)) < 0 &&
 	    workload_build(t, w, NULL, err, sizeof(err)) < 0) {
 		log_warnx("%s: workload %s: %s", __func__, name, err);
@@ -360,7 +350,7 @@ static struct tuner_workload *workload_new(struct tuner *t, int64_t id, const ch
 }
 
 struct tuner_workload *tuner_workload_create(struct tuner *t, const char *name, const json_t *params,
-					     const char *objective, const json_t *declared)
+					     enum objective objective, const json_t *declared)
 {
 	return workload_new(t, 0, name, params, objective, declared);
 }
@@ -611,7 +601,7 @@ static void maybe_settle(struct tuner *t, struct tuner_job *j, struct tuner_phas
  */
 static bool plan_fixed(const struct tuner_job *j)
 {
-	return knobs_int_value(&j->w->sp, j->start_cand, "interop_threads", 1) > 1;
+	return knobs_int_value(&j->w->sp, j->start_cand, KNOB_INTEROP_THREADS, 1) > 1;
 }
 
 /*
@@ -812,11 +802,17 @@ static double job_step_value(struct tuner_job *j, const struct sample *s, int ca
 
 	if (obj == OBJECTIVE_GOODPUT)
 		return tuner_goodput_value(j, s, cand);
-	if (strcmp(s->name, "samples_per_s") == 0) {
+	switch (reported_of(s->name)) {
+	case REPORTED_SAMPLES_PER_S:
 		j->has_sps = true;
 		v = s->value;
-	} else if (strcmp(s->name, "step_time_s") == 0 && !j->has_sps && s->value > 0.0) {
-		v = 1.0 / s->value; /* steps per second when the job gives no sample count */
+		break;
+	case REPORTED_STEP_TIME_S:
+		if (!j->has_sps && s->value > 0.0)
+			v = 1.0 / s->value; /* steps per second when the job gives no sample count */
+		break;
+	default:
+		break;
 	}
 	if (!isnan(v) && obj == OBJECTIVE_EFFICIENCY)
 		v /= tuner_resources(&j->w->sp, cand);
@@ -883,14 +879,14 @@ static void observe_batch(struct tuner_job *j, const struct sample *s, size_t n,
 			double v;
 			int cand;
 			if (!x->phase || !*x->phase) {
-				if (strcmp(x->name, "step_time_s") == 0)
+				if (reported_of(x->name) == REPORTED_STEP_TIME_S)
 					step_time = x->value;
 				v = job_step_value(j, x, top);
 				if (!isnan(v)) {
 					value = v;
 					whole_step(j, pool, x, v, wl);
 				}
-			} else if (strcmp(x->name, "phase_time_s") == 0 && x->value > 0.0) {
+			} else if (reported_of(x->name) == REPORTED_PHASE_TIME_S && x->value > 0.0) {
 				phases += x->value;
 				cand = reported_candidate(j, reported, x->phase);
 				if (cand < 0 || !(jp = job_phase(j, x->phase)))
@@ -926,17 +922,18 @@ static int tuner_load(struct tuner *t)
 		struct tuner_workload *w =
 			workload_new(t, json_integer_value(json_object_get(row, "workload_id")),
 				     json_string_value(json_object_get(row, "name")), json_object_get(row, "params"),
-				     json_string_value(json_object_get(row, "objective")), json_is_object(decl) ? decl : NULL);
+				     config_objective(json_string_value(json_object_get(row, "objective"))),
+				     json_is_object(decl) ? decl : NULL);
 		if (w && json_is_object(gp) && w->objective == OBJECTIVE_GOODPUT)
 			tuner_goodput_restore(w, gp);
 	}
 	json_array_foreach(json_object_get(all, "phases"), i, row) {
 		int64_t wid = json_integer_value(json_object_get(row, "workload_id"));
-		const char *obj = json_string_value(json_object_get(row, "objective"));
+		enum objective obj = config_objective(json_string_value(json_object_get(row, "objective")));
 		struct tuner_workload *w;
 		for (w = t->workloads; w; w = w->next) {
 			struct tuner_phase *ph;
-			if (w->id != wid || w->objective != tuner_objective(obj))
+			if (w->id != wid || w->objective != obj)
 				continue;
 			if ((ph = tuner_phase_get(w, json_string_value(json_object_get(row, "phase")), true))) {
 				ph->settled = json_integer_value(json_object_get(row, "settled")) != 0;
@@ -946,7 +943,7 @@ static int tuner_load(struct tuner *t)
 	}
 	json_array_foreach(json_object_get(all, "pools"), i, row) {
 		const char *name = json_string_value(json_object_get(row, "name"));
-		const char *obj = json_string_value(json_object_get(row, "objective"));
+		enum objective obj = config_objective(json_string_value(json_object_get(row, "objective")));
 		const char *config = json_string_value(json_object_get(row, "config")), *phase;
 		json_t *params = json_object_get(row, "params"), *canon = tuner_params_canonical(params);
 		struct tuner_workload *w = tuner_workload_find(t, name, canon, obj);
@@ -969,7 +966,7 @@ static int tuner_load(struct tuner *t)
 		struct tuner_workload *w;
 		for (w = t->workloads; w; w = w->next)
 			if (w->id == json_integer_value(json_object_get(row, "workload_id")) &&
-			    w->objective == tuner_objective(json_string_value(json_object_get(row, "objective"))))
+			    w->objective == config_objective(json_string_value(json_object_get(row, "objective"))))
 				w->jobs = (long)json_integer_value(json_object_get(row, "jobs"));
 	}
 	json_decref(all);
@@ -1044,7 +1041,7 @@ static bool same_declared(const json_t *a, const json_t *b)
 
 /* The workload of a new job, created or with its space rebuilt for new declarations. */
 static struct tuner_workload *job_workload(struct tuner *t, int64_t wid, const char *name, const json_t *canon,
-					   const char *objective, const json_t *declared, int64_t job_id,
+					   enum objective objective, const json_t *declared, int64_t job_id,
 					   struct tuner_write **wl)
 {
 	struct tuner_workload *w = tuner_workload_find(t, name, canon, objective);
@@ -1095,17 +1092,17 @@ static json_t *job_begin(struct tuner *t, struct tuner_job *j)
 		  (ch.gain >= t->opt.gain_threshold &&
 		   explore_pays(w, &ch.next_est, ch.best_est.mu,
 				start_cost_steps(w, &ch.next, &ch.best,
-						 knobs_int_value(&w->sp, ch.next.top, "interop_threads", 1) > 1)));
+						 knobs_int_value(&w->sp, ch.next.top, KNOB_INTEROP_THREADS, 1) > 1)));
 	job_note_best(j, &ch);
 	job_set_plan(j, explore ? &ch.next : &ch.best, explore);
 	j->start_cand = j->plan.top;
-	j->gpus = (int)knobs_int_value(&j->w->sp, j->start_cand, "gpus", 0);
+	j->gpus = (int)knobs_int_value(&j->w->sp, j->start_cand, KNOB_GPUS, 0);
 	t->gpus_given += j->gpus;
 	return tuner_plan_json(j->w, &j->plan);
 }
 
 json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, const char *params_json,
-			const char *objective, const json_t *job_knobs)
+			enum objective objective, const json_t *job_knobs)
 {
 	json_t *params = params_json ? json_loads(params_json, 0, NULL) : NULL;
 	json_t *canon = tuner_params_canonical(params), *answer = NULL;
@@ -1144,7 +1141,7 @@ static struct tuner_job *job_restore(struct tuner *t, int64_t job_id, const json
 	const char *name = json_string_value(json_object_get(info, "name"));
 	json_t *canon = tuner_params_canonical(json_object_get(info, "params"));
 	json_t *knobs = json_object_get(info, "knobs"), *config = json_object_get(info, "config");
-	const char *objective = json_string_value(json_object_get(info, "objective"));
+	enum objective objective = config_objective(json_string_value(json_object_get(info, "objective")));
 	struct tuner_workload *w;
 	struct tuner_job *j = NULL;
 	struct tuner_plan plan;
@@ -1160,7 +1157,7 @@ static struct tuner_job *job_restore(struct tuner *t, int64_t job_id, const json
 		goto done;
 	cand = knobs_candidate_of(&w->sp, json_is_object(config) ? config : NULL, -1);
 	j->start_cand = cand >= 0 ? cand : knobs_prior_candidate(&w->sp);
-	j->gpus = (int)knobs_int_value(&w->sp, j->start_cand, "gpus", 0);
+	j->gpus = (int)knobs_int_value(&w->sp, j->start_cand, KNOB_GPUS, 0);
 	t->gpus_given += j->gpus;
 	if (!json_is_object(config) || tuner_plan_of_config(w, config, j->start_cand, &plan) < 0)
 		tuner_plan_uniform(&plan, j->start_cand);

@@ -30,7 +30,7 @@ void tuner_close(struct tuner *t);
  * (the config) or NULL after logging why.
  */
 json_t *tuner_job_start(struct tuner *t, int64_t job_id, const char *workload, const char *params_json,
-			const char *objective, const json_t *job_knobs);
+			enum objective objective, const json_t *job_knobs);
 
 /*
  * Samples of a running job were committed: the tuner learns from them
@@ -58,7 +58,7 @@ void tuner_job_end(struct tuner *t, int64_t job_id);
 
 /*
  * The config to start a new job of workload name with params (an object of
- * strings or numbers; NULL for none) under objective (NULL: throughput), as
+ * strings or numbers; NULL for none) under objective, as
  * a new JSON object: {"workload","params","objective","config","source":
  * "learned"|"similar"|"other_class"|"node"|"default","expected":{"value","std"}|null,
  * "expected_gain" (over the topology default, a fraction)|null,
@@ -66,7 +66,7 @@ void tuner_job_end(struct tuner *t, int64_t job_id);
  * "jobs","explanation"}; confidence is 1 / (1 + remaining_gain / gain_threshold).
  * Answers from memory in well under a millisecond once the model is fitted.
  */
-json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, const char *objective);
+json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, enum objective objective);
 
 /*
  * Rendered recommend answers, cached so a repeated query is a lookup.  key
@@ -91,15 +91,16 @@ json_t *tuner_workloads(struct tuner *t);
  * One workload's learned surface: the variant with params (or, for NULL,
  * the one with most trials) with every tried config (mean, std, n), the
  * model's prediction over all candidates, the best and the confidence, and
- * the other variants.  NULL when no workload has that name.
+ * the other variants, of objective (NULL: of any).  NULL when no workload
+ * has that name.
  */
-json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, const char *objective);
+json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, const enum objective *objective);
 
 /* A trial measured on another node of this hardware class (cluster.c). */
 struct tuner_remote_trial {
 	const char *workload;
 	const json_t *params;         /* object */
-	const char *objective;
+	enum objective objective;
 	const char *phase;            /* "" for the whole job */
 	const char *config;           /* JSON text as the node stored it */
 	const char *declared_json;    /* the knobs its workload was declared with there, or NULL */
@@ -111,14 +112,14 @@ struct tuner_remote_trial {
 int tuner_learn_remote(struct tuner *t, const struct tuner_remote_trial *r);
 
 /*
- * Other hardware classes as a prior (tuner_other.c).  A workload variant
+ * Other hardware classes as a prior (tuner_other_class.c).  A workload variant
  * that has no trials of this node's class when a job of it starts or it is
  * recommended is asked about through ask (cluster.c queues the question for
  * its thread and returns at once; it is called without the tuner's lock).
  * The answer comes back through tuner_learn_other_class.  fn NULL: nobody
  * to ask (no cluster store); set before requests are served, cleared after.
  */
-typedef void tuner_other_ask_fn(void *ctx, const char *workload, const json_t *params, const char *objective);
+typedef void tuner_other_ask_fn(void *ctx, const char *workload, const json_t *params, enum objective objective);
 void tuner_set_other_ask(struct tuner *t, tuner_other_ask_fn *fn, void *ctx);
 
 /*
@@ -135,7 +136,7 @@ void tuner_set_other_ask(struct tuner *t, tuner_other_ask_fn *fn, void *ctx);
 struct tuner_other_answer {
 	const char *workload;
 	const json_t *params;         /* object */
-	const char *objective;
+	enum objective objective;
 	const json_t *rows;
 };
 int tuner_learn_other_class(struct tuner *t, const struct tuner_other_answer *a);

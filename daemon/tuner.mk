@@ -7,15 +7,16 @@ TUNER_SOURCES = \
 	daemon/tuner_trial.c daemon/tuner_trial.h \
 	daemon/tuner_plan.c \
 	daemon/tuner.c daemon/tuner.h daemon/tuner_internal.h \
-	daemon/tuner_view.c daemon/tuner_cache.c daemon/tuner_other.c daemon/tuner_node.c \
-	daemon/goodput.c daemon/goodput.h daemon/tuner_goodput.c \
+	daemon/tuner_recommend.c daemon/tuner_cache.c daemon/tuner_other_class.c daemon/tuner_node.c \
+	daemon/goodput_noise.c daemon/goodput_noise.h daemon/tuner_goodput.c \
 	daemon/store_tuner.c daemon/store_tuner.h \
 	daemon/api_workloads.c
 
 # Unit tests of the pure parts and of the tuner over a real store.
 if HAVE_CMOCKA
 TUNER_TESTS = tests/unit/test_tuner_knobs tests/unit/test_tuner_learner tests/unit/test_tuner \
-	tests/unit/test_tuner_other tests/unit/test_goodput tests/unit/test_tuner_gate
+	tests/unit/test_tuner_other_class tests/unit/test_goodput_noise tests/unit/test_tuner_gate \
+	tests/unit/test_tuner_plan tests/unit/test_tuner_goodput
 check_PROGRAMS += $(TUNER_TESTS)
 TESTS += $(TUNER_TESTS)
 tests_unit_test_tuner_knobs_SOURCES = tests/unit/test_tuner_knobs.c
@@ -24,18 +25,24 @@ tests_unit_test_tuner_knobs_LDADD = $(UNIT_LDADD)
 tests_unit_test_tuner_learner_SOURCES = tests/unit/test_tuner_learner.c
 tests_unit_test_tuner_learner_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tuner_learner_LDADD = $(UNIT_LDADD)
-tests_unit_test_goodput_SOURCES = tests/unit/test_goodput.c
-tests_unit_test_goodput_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_goodput_LDADD = $(UNIT_LDADD)
+tests_unit_test_goodput_noise_SOURCES = tests/unit/test_goodput_noise.c
+tests_unit_test_goodput_noise_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_goodput_noise_LDADD = $(UNIT_LDADD)
 tests_unit_test_tuner_SOURCES = tests/unit/test_tuner.c
 tests_unit_test_tuner_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tuner_LDADD = $(UNIT_LDADD)
-tests_unit_test_tuner_other_SOURCES = tests/unit/test_tuner_other.c
-tests_unit_test_tuner_other_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_tuner_other_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_other_class_SOURCES = tests/unit/test_tuner_other_class.c
+tests_unit_test_tuner_other_class_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_other_class_LDADD = $(UNIT_LDADD)
 tests_unit_test_tuner_gate_SOURCES = tests/unit/test_tuner_gate.c
 tests_unit_test_tuner_gate_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tuner_gate_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_plan_SOURCES = tests/unit/test_tuner_plan.c
+tests_unit_test_tuner_plan_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_plan_LDADD = $(UNIT_LDADD)
+tests_unit_test_tuner_goodput_SOURCES = tests/unit/test_tuner_goodput.c
+tests_unit_test_tuner_goodput_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tuner_goodput_LDADD = $(UNIT_LDADD)
 endif
 
 # A job driven through the HTTP API learns a surface it never saw; restarts keep it.

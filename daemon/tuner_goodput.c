@@ -4,7 +4,7 @@
  * sample still makes at the config's global batch.  Jobs report per step
  * their global batch and two squared gradient norms (a rank's local one and
  * the all-reduced one, or a micro-batch's and the accumulated one); the
- * workload's noise scale comes from those (goodput.c), and each step's
+ * workload's noise scale comes from those (goodput_noise.c), and each step's
  * samples/s is weighed by it.  The tuner learns that weighted value like
  * any other objective; this file also keeps per config the raw throughput
  * and global batch, for the views' raw and learning speed-up.
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "reported.h"
 #include "tuner_internal.h"
 
 /*
@@ -32,21 +33,14 @@ struct step_figures {
 
 static void figure_set(struct step_figures *f, const struct sample *s)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} names[] = {
-		{"global_batch", offsetof(struct step_figures, global_batch)},
-		{"grad_batch_small", offsetof(struct step_figures, b)},
-		{"grad_sqnorm_small", offsetof(struct step_figures, sq_b)},
-		{"grad_batch_large", offsetof(struct step_figures, B)},
-		{"grad_sqnorm_large", offsetof(struct step_figures, sq_B)},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(s->name, names[i].name) == 0)
-			*(double *)((char *)f + names[i].off) = s->value;
+	switch (reported_of(s->name)) {
+	case REPORTED_GLOBAL_BATCH: f->global_batch = s->value; break;
+	case REPORTED_GRAD_BATCH_SMALL: f->b = s->value; break;
+	case REPORTED_GRAD_SQNORM_SMALL: f->sq_b = s->value; break;
+	case REPORTED_GRAD_BATCH_LARGE: f->B = s->value; break;
+	case REPORTED_GRAD_SQNORM_LARGE: f->sq_B = s->value; break;
+	default: break;
+	}
 }
 
 void tuner_goodput_step(struct tuner_job *j, const struct sample *const *s, size_t n)
@@ -90,11 +84,12 @@ double tuner_goodput_value(struct tuner_job *j, const struct sample *s, int cand
 	struct tuner_goodput *gp = &j->w->gp;
 	struct tuner_goodput_config *c;
 	double sps, phi, m = j->gp_batch;
+	enum reported what = reported_of(s->name);
 
-	if (strcmp(s->name, "samples_per_s") == 0) {
+	if (what == REPORTED_SAMPLES_PER_S) {
 		j->has_sps = true;
 		sps = s->value;
-	} else if (strcmp(s->name, "step_time_s") == 0 && !j->has_sps && s->value > 0.0 && m > 0.0) {
+	} else if (what == REPORTED_STEP_TIME_S && !j->has_sps && s->value > 0.0 && m > 0.0) {
 		sps = m / s->value; /* a job that counts no samples but says its global batch */
 	} else {
 		return NAN;

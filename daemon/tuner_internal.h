@@ -1,5 +1,5 @@
 /*
- * What the tuner's own files (tuner.c, tuner_plan.c, tuner_view.c) share:
+ * What the tuner's own files (tuner.c, tuner_plan.c, tuner_recommend.c) share:
  * the state behind struct tuner.  Workloads hold a learner per phase, the
  * trials they were fitted to and the whole-job trials of each plan; jobs
  * hold their trials in progress.  Everything here is guarded by tuner->lock.
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "config.h"
-#include "goodput.h"
+#include "goodput_noise.h"
 #include "knobs.h"
 #include "node.h"
 #include "tuner.h"
@@ -26,7 +26,7 @@
 enum tuner_prior {
 	TUNER_PRIOR_TOPOLOGY,   /* the node's cores and GPUs */
 	TUNER_PRIOR_SIMILAR,    /* a workload of the same name with other parameters */
-	TUNER_PRIOR_OTHER_CLASS, /* this very workload measured on another hardware class (tuner_other.c) */
+	TUNER_PRIOR_OTHER_CLASS, /* this very workload measured on another hardware class (tuner_other_class.c) */
 	TUNER_PRIOR_NODE,       /* the other workloads this node (and its class) measured (tuner_node.c) */
 };
 
@@ -109,7 +109,7 @@ struct tuner_workload {
 	long steps;                   /* whole-job steps seen (after a restart: those its trials measured) */
 	double kappa_sum;             /* objective x step time (x resources for efficiency), summed ... */
 	long kappa_n;                 /* ... over this many steps: turns a value into a step time */
-	struct tuner_other *other;    /* what another hardware class measured of it (tuner_other.c); NULL: nothing */
+	struct tuner_other *other;    /* what another hardware class measured of it (tuner_other_class.c); NULL: nothing */
 	struct tuner_goodput gp;      /* objective=goodput only */
 	struct tuner_workload *next;
 };
@@ -207,12 +207,12 @@ struct tuner {
 	void *other_ask_ctx;
 };
 
-/* ---- shared by tuner.c and tuner_view.c (lock held) ---- */
+/* ---- shared by tuner.c and tuner_recommend.c (lock held) ---- */
 
 /* The node's limits as knobs see them; efficiency objectives start small. */
 void tuner_topology(const struct tuner *t, bool efficiency, struct knob_topology *out);
 struct tuner_workload *tuner_workload_find(struct tuner *t, const char *name, const json_t *params,
-					   const char *objective);
+					   enum objective objective);
 /* The phase's learner, created when create is set; NULL when absent or out of room. */
 struct tuner_phase *tuner_phase_get(struct tuner_workload *w, const char *phase, bool create);
 /*
@@ -227,7 +227,7 @@ void tuner_prior_similar(struct tuner *t, struct tuner_workload *w, struct tuner
  * what this node's other workloads measured (tuner_prior_node).
  */
 void tuner_prior_apply(struct tuner *t, struct tuner_workload *w, struct tuner_phase *ph);
-/* ---- other hardware classes (tuner_other.c, lock held) ---- */
+/* ---- other hardware classes (tuner_other_class.c, lock held) ---- */
 
 /* One uniform whole-job config's trials on another hardware class, pooled. */
 struct tuner_other_pool {
@@ -271,10 +271,10 @@ bool tuner_has_trials(const struct tuner_workload *w);
  * Asks the cluster (tuner_set_other_ask) about a variant without trials of
  * this class; called without the lock, at a job start or a recommendation.
  */
-void tuner_other_ask(struct tuner *t, const char *name, const json_t *canon, const char *objective);
+void tuner_other_ask(struct tuner *t, const char *name, const json_t *canon, enum objective objective);
 /* A workload not seen yet, with the knobs declared (NULL: none); NULL after logging why. */
 struct tuner_workload *tuner_workload_create(struct tuner *t, const char *name, const json_t *params,
-					     const char *objective, const json_t *declared);
+					     enum objective objective, const json_t *declared);
 /* The most-trialled similar workload, or NULL. */
 struct tuner_workload *tuner_similar(struct tuner *t, const struct tuner_workload *w, const char *name,
 				     const json_t *params, enum objective objective);
@@ -330,8 +330,5 @@ void tuner_cache_free(struct tuner *t);
 
 /* Copies params with integral reals as integers and numeric strings as numbers. */
 json_t *tuner_params_canonical(const json_t *params);
-/* An objective's name as the API and the store give it; throughput when NULL or unknown. */
-enum objective tuner_objective(const char *name);
-const char *tuner_objective_name(enum objective o);
 
 #endif

@@ -43,7 +43,8 @@ static bool informs(const struct tuner_workload *o, const struct tuner_workload 
  * a loader count or a GPU count is the workload's own (and under goodput
  * its statistics'): another workload's best says nothing of them.
  */
-static const char *const machine_knobs[] = {"intra_threads", "interop_threads", "ranks", "affinity", "allocator", NULL};
+static const enum knob_id machine_knobs[] = {KNOB_INTRA_THREADS, KNOB_INTEROP_THREADS, KNOB_RANKS, KNOB_AFFINITY,
+					     KNOB_ALLOCATOR, KNOB_OTHER};
 
 /*
  * Adds to logsum (and counts in n) log of o's predicted surface over its

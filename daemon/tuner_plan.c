@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "invariant.h"
 #include "tuner_internal.h"
 
 /* Relative error of a predicted plan (switching costs, phases interacting). */
@@ -47,7 +48,7 @@
 
 double tuner_resources(const struct knob_space *sp, int cand)
 {
-	long g = knobs_int_value(sp, cand, "gpus", 0), th = knobs_int_value(sp, cand, "intra_threads", 1);
+	long g = knobs_int_value(sp, cand, KNOB_GPUS, 0), th = knobs_int_value(sp, cand, KNOB_INTRA_THREADS, 1);
 
 	return g > 0 ? (double)g : (double)(th > 0 ? th : 1);
 }
@@ -83,11 +84,60 @@ static int plan_phase_cand(const struct tuner_plan *p, int i)
 	return p->over[i] >= 0 ? p->over[i] : p->top;
 }
 
+/*
+ * What a plan of w is, as everything below relies on: a top candidate of
+ * the space (or -1, none) and overrides only where there is a top, each a
+ * candidate of the space for one of the workload's phases.
+ */
+static bool plan_holds(const struct tuner_workload *w, const struct tuner_plan *p)
+{
+	if (p->top < -1 || p->top >= w->sp.ncand)
+		return false;
+	for (int i = 0; i < TUNER_MAX_PHASES; i++)
+		if (p->over[i] < -1 || p->over[i] >= w->sp.ncand || (p->over[i] >= 0 && (p->top < 0 || i >= w->nphases)))
+			return false;
+	return true;
+}
+
+/* Whether candidates a and b share every static knob (a plan switches only runtime ones between phases). */
+static bool statics_shared(const struct knob_space *sp, int a, int b)
+{
+	struct knob_config x, y;
+
+	knobs_decode(sp, a, &x);
+	knobs_decode(sp, b, &y);
+	for (int i = 0; i < sp->nknobs; i++)
+		if (!sp->knobs[i].runtime && x.idx[i] != y.idx[i])
+			return false;
+	return true;
+}
+
+/* A plan the ranking built: a top, and overrides a job can switch to at a phase boundary. */
+static bool plan_runnable(const struct tuner_workload *w, const struct tuner_plan *p)
+{
+	if (!plan_holds(w, p) || p->top < 0)
+		return false;
+	for (int i = 0; i < w->nphases; i++)
+		if (p->over[i] >= 0 && !statics_shared(&w->sp, p->over[i], p->top))
+			return false;
+	return true;
+}
+
+/* Whether every candidate p runs passes f. */
+static bool plan_passes(const struct tuner_workload *w, const struct tuner_plan *p, const struct knob_filter *f)
+{
+	for (int i = 0; i < w->nphases; i++)
+		if (!knobs_filter_pass(&w->sp, f, plan_phase_cand(p, i)))
+			return false;
+	return knobs_filter_pass(&w->sp, f, p->top);
+}
+
 /* Drops overrides that change nothing, so that one plan has one form. */
 static void plan_normalize(const struct tuner_workload *w, struct tuner_plan *p)
 {
 	int i;
 
+	assert(plan_holds(w, p));
 	for (i = 0; i < TUNER_MAX_PHASES; i++)
 		if (i >= w->nphases || !w->phases[i].name[0] || p->over[i] < 0 ||
 		    !runtime_differs(&w->sp, p->over[i], p->top))
@@ -124,6 +174,7 @@ json_t *tuner_plan_json(const struct tuner_workload *w, const struct tuner_plan 
 
 	if (!config)
 		return NULL;
+	assert(plan_holds(w, p) && p->top >= 0);
 	knobs_decode(&w->sp, p->top, &b);
 	for (i = 0; i < w->nphases; i++) {
 		json_t *o = NULL;
@@ -214,6 +265,7 @@ int tuner_plan_pool(struct tuner_workload *w, const struct tuner_plan *p)
 		}
 		w->pools = pool;
 	}
+	assert(w->npools < w->pools_cap && plans < TUNER_MAX_PLANS);
 	pool = &w->pools[w->npools];
 	memset(pool, 0, sizeof(*pool));
 	pool->config = text;
@@ -239,6 +291,7 @@ static void stats_estimate(const struct learner_stats *s, double *mean, double *
 {
 	double between, within;
 
+	assert(s->trials > 0);
 	*mean = s->sum / s->trials;
 	within = s->sum_var / ((double)s->trials * s->trials);
 	between = s->trials > 1 ? (s->sumsq - s->trials * *mean * *mean) / (s->trials - 1) / s->trials : 0.0;
@@ -254,6 +307,7 @@ static void pool_estimate(const struct tuner_pool *pool, struct tuner_plan_est *
 {
 	double mf = 0.0, vf = 0.0, ms = 0.0, vs = 0.0;
 
+	assert(!pool->phase[0] && pool->fresh.trials + pool->stale.trials > 0);
 	if (pool->fresh.trials > 0)
 		stats_estimate(&pool->fresh, &mf, &vf);
 	if (pool->stale.trials > 0) {
@@ -338,6 +392,8 @@ static void plan_predict(struct tuner_workload *w, const struct tuner_plan *p, s
 	left = fmax(step - saved, 0.2 * step);
 	e->mu = mu_u * step / left;
 	e->sd = e->mu * sqrt(pow(sd_u / mu_u, 2) + var / (left * left) + PLAN_MODEL_SD * PLAN_MODEL_SD);
+	/* A phase saves at most four fifths of a step: the plan is worth at most five times its top. */
+	assert(!isfinite(e->mu) || e->mu <= 5.0 * mu_u * (1.0 + 1e-9));
 }
 
 void tuner_plan_estimate(struct tuner *t, struct tuner_workload *w, const struct tuner_plan *p,
@@ -398,11 +454,13 @@ static void ranking_add(const struct tuner_workload *w, struct plan_ranking *r, 
 			same = same == -2 || same == p->over[i] ? p->over[i] : -1;
 	if (same >= 0)
 		tuner_plan_uniform(p, same);
+	assert(plan_runnable(w, p));
 	for (i = 0; i < r->n; i++)
 		if (tuner_plan_equal(w, &r->plans[i], p))
 			return;
 	if (r->n < PLAN_MAX_RANKED)
 		r->plans[r->n++] = *p;
+	assert(r->n <= PLAN_MAX_RANKED);
 }
 
 static int groups_of(struct tuner_workload *w, const struct knob_filter *f, struct plan_group *g)
@@ -418,6 +476,7 @@ static int groups_of(struct tuner_workload *w, const struct knob_filter *f, stru
 			;
 		if (k < n)
 			continue;
+		assert(n < PLAN_MAX_GROUPS && knobs_filter_pass(&w->sp, &pinned, c));
 		g[n].rep = c;
 		g[n].f = pinned;
 		for (i = 0; i < TUNER_MAX_PHASES; i++) {
@@ -573,7 +632,10 @@ int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct kn
 	out->best_est = est[best];
 	out->next = next >= 0 ? r->plans[next] : r->plans[best];
 	out->next_est = next >= 0 ? est[next] : est[best];
+	/* What a job is answered runs where f lets it: every plan ranked came from f's groups. */
+	assert(out->best_est.measured && plan_passes(w, &out->best, f) && plan_passes(w, &out->next, f));
 done:
+	assert(plan_runnable(w, &out->best) && plan_runnable(w, &out->next) && out->gain >= 0.0);
 	free(ei);
 	free(est);
 	free(r);

@@ -267,7 +267,8 @@ int validate_registration(const json_t *body, struct job_spec *spec, char **para
 	const json_t *knobs = json_object_get(body, "knobs");
 	const char *key;
 	json_t *v;
-	int bad = 0;
+	const char *objective = NULL;
+	int bad = 0, o = 0;
 
 	json_object_foreach((json_t *)body, key, v) {
 		size_t i;
@@ -284,14 +285,15 @@ int validate_registration(const json_t *body, struct job_spec *spec, char **para
 	if (!bad)
 		spec->command = opt_string(body, "command", 4096, err, errlen, &bad);
 	if (!bad)
-		spec->objective = opt_string(body, "objective", 16, err, errlen, &bad);
-	/* The GPUs of the job's allocation, which config_env.h picks among. */
+		objective = opt_string(body, "objective", 16, err, errlen, &bad);
+	/* The GPUs of the job's allocation, which job_env.h picks among. */
 	if (!bad)
 		opt_string(body, "gpus_allowed", 4096, err, errlen, &bad);
 	if (bad)
 		return -1;
-	if (spec->objective && config_enum_value(config_objective_names, spec->objective) < 0)
+	if (objective && (o = config_enum_value(config_objective_names, objective)) < 0)
 		return snprintf(err, errlen, "objective: one of throughput, goodput, efficiency"), -1;
+	spec->objective = objective ? (enum objective)o : OBJECTIVE_THROUGHPUT;
 	if (pid && !json_is_null(pid)) {
 		if (!json_is_integer(pid) || json_integer_value(pid) <= 0 || json_integer_value(pid) > 4194304)
 			return snprintf(err, errlen, "pid: a positive process id is required"), -1;

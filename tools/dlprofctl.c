@@ -961,7 +961,7 @@ static int cmd_run(const struct ctl *c, char *const *cmd)
 			 c->workload ? c->workload : ctl_run_workload(cmd, workload, sizeof(workload)), "pid",
 			 (json_int_t)getpid(), "external_id", ext, "command", command);
 	free(command);
-	/* Inside an allocation the daemon picks idle GPUs among those Slurm gave (config_env.h). */
+	/* Inside an allocation the daemon picks idle GPUs among those Slurm gave (job_env.h). */
 	if (!(gpus = getenv("SLURM_STEP_GPUS")) || !*gpus)
 		gpus = getenv("SLURM_JOB_GPUS");
 	if (body && gpus && *gpus)

@@ -259,7 +259,7 @@ static int64_t
 job_start(struct store *st, double t)
 {
 	struct job_spec spec = {.workload = "projection", .params_json = "{}", .hw_class = "bench",
-				.objective = "throughput", .source = "registered", .started = t};
+				.objective = OBJECTIVE_THROUGHPUT, .source = "registered", .started = t};
 	int64_t id = 0;
 
 	return store_job_register(st, &spec, &id) == STORE_OK ? id : -1;

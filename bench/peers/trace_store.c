@@ -171,7 +171,7 @@ write_all(const char *path, struct trace *tr, double *t_end)
 	qsort(tr->p, tr->n, sizeof(*tr->p), cmp_pt);
 	for (size_t k = 0; k < tr->njobs; k++) {
 		struct job_spec spec = {.workload = "trace", .params_json = "{}", .hw_class = "bench",
-					.objective = "throughput", .source = "registered", .started = tr->p[0].t};
+					.objective = OBJECTIVE_THROUGHPUT, .source = "registered", .started = tr->p[0].t};
 
 		if (tr->jobs[k] != 0 && store_job_register(st, &spec, &tr->ids[k]) != STORE_OK)
 			exit(1);

@@ -53,7 +53,7 @@ static inline int64_t
 store_fixture_job(struct store *st, const char *workload, const char *external_id,
 		  const struct job_rank_spec *rank, int64_t pid, double started)
 {
-	struct job_spec spec = {.workload = workload, .params_json = "{}", .hw_class = "test", .objective = "throughput",
+	struct job_spec spec = {.workload = workload, .params_json = "{}", .hw_class = "test", .objective = OBJECTIVE_THROUGHPUT,
 				.source = "registered", .external_id = external_id, .rank = rank, .pid = pid,
 				.started = started};
 	int64_t id;

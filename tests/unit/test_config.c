@@ -199,7 +199,8 @@ static void test_enum_keys(void **state)
 static void test_enum_tables(void **state)
 {
 	const struct config_enum *tables[] = {config_read_access_names, config_log_level_names,
-					      config_objective_names, config_cluster_updates_names};
+					      config_objective_names, config_cluster_updates_names,
+					      config_job_state_names, config_job_filter_names};
 
 	(void)state;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
@@ -214,6 +215,16 @@ static void test_enum_tables(void **state)
 	assert_int_equal(config_enum_value(config_objective_names, "goodput"), OBJECTIVE_GOODPUT);
 	assert_int_equal(config_enum_value(config_objective_names, "latency"), -1);
 	assert_int_equal(config_enum_value(config_cluster_updates_names, "poll"), CLUSTER_UPDATES_POLL);
+	/* A job is running or ended; "all" only filters a list. */
+	assert_int_equal(config_enum_value(config_job_state_names, "all"), -1);
+	assert_int_equal(config_enum_value(config_job_filter_names, "ended"), JOB_FILTER_ENDED);
+	assert_string_equal(config_enum_name(config_job_filter_names, JOB_FILTER_RUNNING),
+			    config_enum_name(config_job_state_names, JOB_STATE_RUNNING));
+	/* An objective's name read where it comes in: throughput when absent or unknown. */
+	assert_int_equal(config_objective(NULL), OBJECTIVE_THROUGHPUT);
+	assert_int_equal(config_objective("latency"), OBJECTIVE_THROUGHPUT);
+	assert_int_equal(config_objective("efficiency"), OBJECTIVE_EFFICIENCY);
+	assert_string_equal(config_objective_name(OBJECTIVE_GOODPUT), "goodput");
 }
 
 static void test_restart_keys(void **state)

@@ -5,7 +5,7 @@
  * verdict comes with its evidence and, with a tuner, a priced fix; a
  * distributed job's straggler comes first; what cannot be decided says
  * why; and /metrics' active kinds are computed once a window and dropped
- * when the options change.  The rules themselves are test_diagnosis's.
+ * when the options change.  The rules themselves are test_diag_rules's.
  */
 #include <math.h>
 #include <setjmp.h>

@@ -82,7 +82,7 @@ static int64_t
 register_pid(struct fx *f, const char *workload, int64_t pid, double started)
 {
 	struct job_spec spec = {.workload = workload, .params_json = "{}", .hw_class = "test", .pid = pid,
-				.objective = "throughput", .source = "registered", .started = started};
+				.objective = OBJECTIVE_THROUGHPUT, .source = "registered", .started = started};
 	int64_t id;
 
 	assert_int_equal(store_job_register(f->store, &spec, &id), STORE_OK);

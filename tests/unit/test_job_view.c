@@ -29,7 +29,7 @@ setup(void **state)
 {
 	static const struct store_options opts = {.queue_limit = 64, .readers = 2};
 	struct fx *f = calloc(1, sizeof(*f));
-	struct job_spec spec = {.workload = "w", .params_json = "{}", .hw_class = "test", .objective = "throughput",
+	struct job_spec spec = {.workload = "w", .params_json = "{}", .hw_class = "test", .objective = OBJECTIVE_THROUGHPUT,
 				.source = "registered", .command = "train.py --secret", .started = 1700000000};
 
 	if (f == NULL)

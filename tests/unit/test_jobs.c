@@ -92,7 +92,7 @@ static int reg(struct fx *f, const struct jobs_caller *who, int64_t pid, const c
 	       bool *adopted)
 {
 	struct job_spec spec = {.workload = "w", .params_json = "{}", .pid = pid, .external_id = external,
-				.objective = "throughput", .started = 1700000000.0};
+				.objective = OBJECTIVE_THROUGHPUT, .started = 1700000000.0};
 	char why[256] = "";
 	json_t *config = NULL;
 	bool ad = false;
@@ -207,7 +207,7 @@ static void a_found_slurm_job_belongs_to_its_process(void **state)
 {
 	struct fx *f = *state;
 	struct job_spec spec = {.workload = "found", .params_json = "{}", .external_id = "slurm:5",
-				.objective = "throughput", .started = 1700000000.0};
+				.objective = OBJECTIVE_THROUGHPUT, .started = 1700000000.0};
 	int64_t id;
 
 	assert_int_equal(jobs_register_found(f->jobs, &spec, 101, &id), STORE_OK);

@@ -155,11 +155,11 @@ static void test_jobs(void **state)
 	assert_int_equal(store_job_end(st, 9999, 1010.0, false, 0), STORE_ENOTFOUND);
 	assert_int_equal(store_job_brief(st, 9999, &b), STORE_ENOTFOUND);
 
-	assert_int_equal(store_jobs_list(st, "running", &list), STORE_OK);
+	assert_int_equal(store_jobs_list(st, JOB_FILTER_RUNNING, &list), STORE_OK);
 	assert_int_equal(json_array_size(list), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(list, 0), "id")), a);
 	json_decref(list);
-	assert_int_equal(store_jobs_list(st, "all", &list), STORE_OK);
+	assert_int_equal(store_jobs_list(st, JOB_FILTER_ALL, &list), STORE_OK);
 	assert_int_equal(json_array_size(list), 2);
 	json_decref(list);
 

@@ -77,7 +77,7 @@ static void
 ranks_of_one_key_make_one_job(void **state)
 {
 	struct store_fixture *f = *state;
-	struct job_spec spec = {.workload = "dist", .params_json = "{}", .hw_class = "test", .objective = "throughput",
+	struct job_spec spec = {.workload = "dist", .params_json = "{}", .hw_class = "test", .objective = OBJECTIVE_THROUGHPUT,
 				.source = "registered", .external_id = "run:a", .started = T0};
 	struct job_rank_spec rk = {.rank = 1, .local_rank = -1, .world_size = 4, .nodes = 2, .node = "n1"};
 	struct rank_row *v;

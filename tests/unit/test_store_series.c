@@ -57,7 +57,7 @@ static int
 setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct job_spec spec = {.workload = "w", .params_json = "{}", .hw_class = "test", .objective = "throughput",
+	struct job_spec spec = {.workload = "w", .params_json = "{}", .hw_class = "test", .objective = OBJECTIVE_THROUGHPUT,
 				.source = "registered", .started = T0};
 	struct sample *s = calloc(N, sizeof(*s));
 	int i;

@@ -47,7 +47,7 @@ static int
 fx_open(struct fx *f, const struct store_limits *l)
 {
 	struct store_options o = {.queue_limit = 4096, .readers = 2};
-	struct job_spec spec = {.workload = "w", .params_json = "{}", .hw_class = "test", .objective = "throughput",
+	struct job_spec spec = {.workload = "w", .params_json = "{}", .hw_class = "test", .objective = OBJECTIVE_THROUGHPUT,
 				.source = "registered", .started = T0};
 
 	if (l != NULL)

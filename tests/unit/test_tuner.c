@@ -84,7 +84,7 @@ static void open_all(struct fixture *f, bool with_store)
 }
 
 /* Registers a job (in the store when there is one) and starts it in the tuner; returns its config. */
-static json_t *start_job(struct fixture *f, const char *workload, const char *params, const char *objective,
+static json_t *start_job(struct fixture *f, const char *workload, const char *params, enum objective objective,
 			 const char *knobs, int64_t *id)
 {
 	json_t *k = knobs ? json_loads(knobs, 0, NULL) : NULL, *config;
@@ -168,14 +168,14 @@ static void test_converges_and_persists(void **state)
 	int64_t id;
 
 	open_all(f, true);
-	config = start_job(f, "peak", "{\"batch\":64}", "throughput", "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = start_job(f, "peak", "{\"batch\":64}", OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	assert_int_equal(knob(config, "intra_threads"), 4);   /* the physical cores first */
 	config = run_job(f, id, config, peak3, 400, 10, 1000.0, 0.5, 0, NULL);
 	assert_int_equal(knob(config, "intra_threads"), 3);
 	tuner_job_end(f->t, id);
 	json_decref(config);
 	params = json_pack("{s:s}", "batch", "64");   /* a query gives strings */
-	rec = tuner_recommend(f->t, "peak", params, NULL);
+	rec = tuner_recommend(f->t, "peak", params, OBJECTIVE_THROUGHPUT);
 	json_decref(params);
 	assert_string_equal(json_string_value(json_object_get(rec, "source")), "learned");
 	assert_int_equal(knob(json_object_get(rec, "config"), "intra_threads"), 3);
@@ -185,7 +185,7 @@ static void test_converges_and_persists(void **state)
 	f->t = tuner_open(f->st, &f->node, &topt);
 	assert_non_null(f->t);
 	params = json_pack("{s:i}", "batch", 64);
-	rec2 = tuner_recommend(f->t, "peak", params, "throughput");
+	rec2 = tuner_recommend(f->t, "peak", params, OBJECTIVE_THROUGHPUT);
 	json_decref(params);
 	assert_string_equal(json_string_value(json_object_get(rec2, "source")), "learned");
 	assert_true(json_equal(json_object_get(rec, "config"), json_object_get(rec2, "config")));
@@ -208,16 +208,16 @@ static void test_never_impossible(void **state)
 	int i;
 
 	open_all(f, false);
-	a = start_job(f, "gpu", NULL, NULL, NULL, &ida);
+	a = start_job(f, "gpu", NULL, OBJECTIVE_THROUGHPUT, NULL, &ida);
 	assert_int_equal(knob(a, "gpus"), 2);                 /* all idle GPUs */
-	b = start_job(f, "gpu", NULL, NULL, NULL, &idb);
+	b = start_job(f, "gpu", NULL, OBJECTIVE_THROUGHPUT, NULL, &idb);
 	assert_int_equal(knob(b, "gpus"), 0);                 /* none left */
 	for (i = 0; i < 5; i++)
 		b = run_job(f, idb, b, more_threads_better, 40, 10, 2000.0 + i * 100, 0.1, 0, NULL);
 	assert_true(knob(b, "intra_threads") <= 8);           /* never beyond the allowed CPUs */
 	assert_int_equal(knob(b, "gpus"), 0);
 	tuner_job_end(f->t, ida);
-	c = start_job(f, "gpu", NULL, NULL, NULL, &idc);
+	c = start_job(f, "gpu", NULL, OBJECTIVE_THROUGHPUT, NULL, &idc);
 	assert_true(knob(c, "gpus") <= 2);
 	json_decref(a);
 	json_decref(b);
@@ -259,7 +259,7 @@ static void test_phases_get_their_own_threads(void **state)
 	int64_t id;
 
 	open_all(f, false);
-	config = start_job(f, "phased", NULL, NULL, NULL, &id);
+	config = start_job(f, "phased", NULL, OBJECTIVE_THROUGHPUT, NULL, &id);
 	config = run_phased(f, id, config, 1500, 5000.0);
 	ph = json_object_get(config, "phases");
 	assert_non_null(ph);
@@ -285,12 +285,12 @@ static void test_explore_nothing_once_confident(void **state)
 	open_all(f, false);
 	/* Learn the workload over a few jobs. */
 	for (k = 0; k < 4; k++) {
-		config = start_job(f, "budget", NULL, NULL, SETTLING_KNOBS, &id);
+		config = start_job(f, "budget", NULL, OBJECTIVE_THROUGHPUT, SETTLING_KNOBS, &id);
 		config = run_job(f, id, config, peak3, 400, 10, 10000.0 * (k + 1), 0.5, 0, NULL);
 		tuner_job_end(f->t, id);
 		json_decref(config);
 	}
-	config = start_job(f, "budget", NULL, NULL, SETTLING_KNOBS, &id);
+	config = start_job(f, "budget", NULL, OBJECTIVE_THROUGHPUT, SETTLING_KNOBS, &id);
 	config = run_job(f, id, config, peak3, 1000, 10, 90000.0, 0.5, 3, &explore);
 	if (explore > 20)
 		fail_msg("%d of 1000 steps explored once confident", explore);
@@ -319,7 +319,7 @@ static void test_explore_more_when_far_below(void **state)
 	int explore = 0;
 
 	open_all(f, false);
-	config = start_job(f, "far", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":32},"
+	config = start_job(f, "far", NULL, OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":32},"
 				 "\"interop_threads\":{\"values\":[1]},\"gpus\":{\"values\":[0]}}", &id);
 	assert_int_equal(knob(config, "intra_threads"), 4);
 	config = run_job(f, id, config, far_peak, 120, 1, 100.0, 0.5, 24, &explore);
@@ -341,12 +341,12 @@ static void test_first_config_from_the_node(void **state)
 
 	open_all(f, false);
 	for (k = 0; k < 3; k++) {
-		config = start_job(f, k == 2 ? "second" : "first", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+		config = start_job(f, k == 2 ? "second" : "first", NULL, OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 		config = run_job(f, id, config, peak3, 300, 10, 1000.0 * (k + 1), 0.5, 0, NULL);
 		tuner_job_end(f->t, id);
 		json_decref(config);
 	}
-	config = start_job(f, "new", NULL, NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = start_job(f, "new", NULL, OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	assert_int_equal(knob(config, "intra_threads"), 3);
 	json_decref(config);
 }
@@ -364,8 +364,8 @@ static void test_replay_speed_and_order(void **state)
 
 	open_all(f, false);
 	t2 = tuner_open(NULL, &f->node, &topt);
-	c1 = start_job(f, "replay", NULL, NULL, NULL, &id);
-	c2 = tuner_job_start(t2, id, "replay", NULL, NULL, NULL);
+	c1 = start_job(f, "replay", NULL, OBJECTIVE_THROUGHPUT, NULL, &id);
+	c2 = tuner_job_start(t2, id, "replay", NULL, OBJECTIVE_THROUGHPUT, NULL);
 	for (b = 0; b < 60; b++) {
 		json_t *n1, *n2;
 		assert_true(json_equal(c1, c2));
@@ -407,7 +407,7 @@ static void test_drift_reopens_exploration(void **state)
 	open_all(f, false);
 	drift_factor = 1.0;
 	/* Static knobs fixed: the job alone can make the workload confident (settled). */
-	config = start_job(f, "drift", NULL, NULL, SETTLING_KNOBS, &id);
+	config = start_job(f, "drift", NULL, OBJECTIVE_THROUGHPUT, SETTLING_KNOBS, &id);
 	config = run_job(f, id, config, drifting, 600, 10, 100.0, 0.5, 0, NULL);
 	assert_int_equal(knob(config, "intra_threads"), 3);
 	for (w = f->t->workloads; w && strcmp(w->name, "drift") != 0; w = w->next)
@@ -456,13 +456,13 @@ static void test_pools_bounded_and_read_back(void **state)
 	open_all(f, true);
 	/* A job that sees a drift (stale evidence), then one with phases. */
 	drift_factor = 1.0;
-	config = start_job(f, "pooled", NULL, NULL, knobs, &id);
+	config = start_job(f, "pooled", NULL, OBJECTIVE_THROUGHPUT, knobs, &id);
 	config = run_job(f, id, config, drifting, 3000, 10, 2000.0, 0.5, 0, NULL);
 	drift_factor = 0.5;
 	config = run_job(f, id, config, drifting, 3000, 10, 4000.0, 0.5, 0, NULL);
 	tuner_job_end(f->t, id);
 	json_decref(config);
-	config = start_job(f, "pooled", NULL, NULL, knobs, &id);
+	config = start_job(f, "pooled", NULL, OBJECTIVE_THROUGHPUT, knobs, &id);
 	config = run_phased(f, id, config, 1500, 6000.0);
 	tuner_job_end(f->t, id);
 	json_decref(config);
@@ -529,24 +529,24 @@ static void test_similar_workload_warm_start(void **state)
 	int64_t id;
 
 	open_all(f, false);
-	rec = tuner_recommend(f->t, "other", NULL, NULL);
+	rec = tuner_recommend(f->t, "other", NULL, OBJECTIVE_THROUGHPUT);
 	assert_string_equal(json_string_value(json_object_get(rec, "source")), "default");
 	assert_int_equal(knob(json_object_get(rec, "config"), "intra_threads"), 4);   /* the physical cores */
 	json_decref(rec);
-	config = start_job(f, "sim", "{\"batch\":32}", NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = start_job(f, "sim", "{\"batch\":32}", OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	config = run_job(f, id, config, peak3, 400, 10, 100.0, 0.5, 0, NULL);
 	tuner_job_end(f->t, id);
 	json_decref(config);
 	params = json_pack("{s:i}", "batch", 128);
-	rec = tuner_recommend(f->t, "sim", params, NULL);
+	rec = tuner_recommend(f->t, "sim", params, OBJECTIVE_THROUGHPUT);
 	json_decref(params);
 	assert_string_equal(json_string_value(json_object_get(rec, "source")), "similar");
 	json_decref(rec);
-	config = start_job(f, "sim", "{\"batch\":64}", NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = start_job(f, "sim", "{\"batch\":64}", OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	assert_int_equal(knob(config, "intra_threads"), 3);  /* the similar workload's best, not the cores */
 	json_decref(config);
 	/* Another workload on this node: what "sim" measured of the node, not the cores. */
-	rec = tuner_recommend(f->t, "other", NULL, NULL);
+	rec = tuner_recommend(f->t, "other", NULL, OBJECTIVE_THROUGHPUT);
 	assert_string_equal(json_string_value(json_object_get(rec, "source")), "node");
 	assert_int_equal(knob(json_object_get(rec, "config"), "intra_threads"), 3);
 	json_decref(rec);
@@ -563,7 +563,7 @@ static void test_similar_workload_warm_start(void **state)
  * tr(Sigma) = 100 (noise scale 25) from a quarter of the batch and all of
  * it.  Returns the batch the job runs at the end.
  */
-static long run_batch_job(struct fixture *f, const char *name, const char *objective, bool with_noise)
+static long run_batch_job(struct fixture *f, const char *name, enum objective objective, bool with_noise)
 {
 	struct sample s[10 * 6];
 	json_t *config, *next;
@@ -620,9 +620,9 @@ static void test_goodput_objective(void **state)
 
 	open_all(f, false);
 	/* Small noise scale (25): batch 512 is 1.67x faster but each sample is worth 57/537 of one at 32. */
-	assert_int_equal(run_batch_job(f, "gp", "goodput", true), 32);
-	assert_int_equal(run_batch_job(f, "gp", NULL, true), 512);
-	w = tuner_workload(f->t, "gp", NULL, "goodput");
+	assert_int_equal(run_batch_job(f, "gp", OBJECTIVE_GOODPUT, true), 32);
+	assert_int_equal(run_batch_job(f, "gp", OBJECTIVE_THROUGHPUT, true), 512);
+	w = tuner_workload(f->t, "gp", NULL, &(enum objective){OBJECTIVE_GOODPUT});
 	gp = json_object_get(w, "goodput");
 	assert_non_null(gp);
 	assert_float_equal(json_real_value(json_object_get(gp, "noise_scale")), 25.0, 1e-6);
@@ -647,8 +647,8 @@ static void test_goodput_without_noise_is_throughput(void **state)
 	json_t *w;
 
 	open_all(f, false);
-	assert_int_equal(run_batch_job(f, "gp-plain", "goodput", false), 512);
-	w = tuner_workload(f->t, "gp-plain", NULL, "goodput");
+	assert_int_equal(run_batch_job(f, "gp-plain", OBJECTIVE_GOODPUT, false), 512);
+	w = tuner_workload(f->t, "gp-plain", NULL, &(enum objective){OBJECTIVE_GOODPUT});
 	gp = json_object_get(w, "goodput");
 	assert_true(json_is_null(json_object_get(gp, "noise_scale")));
 	assert_string_equal(json_string_value(json_object_get(gp, "ranked_by")), "throughput");
@@ -665,7 +665,7 @@ static void test_job_known_after_restart(void **state)
 	int64_t id;
 
 	open_all(f, true);
-	config = start_job(f, "restart", NULL, NULL, NULL, &id);
+	config = start_job(f, "restart", NULL, OBJECTIVE_THROUGHPUT, NULL, &id);
 	tuner_close(f->t);
 	f->t = tuner_open(f->st, &f->node, &topt);
 	s.job_id = id;
@@ -683,7 +683,7 @@ static void test_workload_views(void **state)
 	int64_t id;
 
 	open_all(f, false);
-	config = start_job(f, "view", "{\"b\":1}", NULL, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = start_job(f, "view", "{\"b\":1}", OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	config = run_job(f, id, config, peak3, 400, 10, 100.0, 0.5, 0, NULL);
 	json_decref(config);
 	list = tuner_workloads(f->t);
@@ -703,7 +703,7 @@ static void test_workload_views(void **state)
 /* A recommendation rendered the way the handler caches it. */
 static char *rendered(struct fixture *f, const char *workload)
 {
-	json_t *rec = tuner_recommend(f->t, workload, NULL, "throughput");
+	json_t *rec = tuner_recommend(f->t, workload, NULL, OBJECTIVE_THROUGHPUT);
 	char *text;
 
 	assert_non_null(rec);
@@ -741,7 +741,7 @@ static void test_answer_cache_same_as_fresh(void **state)
 	char *cached, *fresh, *hit;
 
 	open_all(f, false);
-	config = start_job(f, "peak", NULL, "throughput", "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = start_job(f, "peak", NULL, OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	config = run_job(f, id, config, peak3, 200, 10, 1000.0, 0.5, 0, NULL);
 	tuner_job_end(f->t, id);
 	json_decref(config);
@@ -773,7 +773,7 @@ static void test_answer_cache_invalidated(void **state)
 	assert_non_null(strstr(before, "\"source\":\"default\""));
 	assert_null(tuner_answer_get(f->t, "nothing", 7, &len, &old_gen));
 	/* A job starts (it takes GPUs and may change the free ones): the answer is no longer served. */
-	config = start_job(f, "peak", NULL, "throughput", "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
+	config = start_job(f, "peak", NULL, OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"min\":1,\"max\":8}}", &id);
 	assert_null(tuner_answer_get(f->t, "peak", 4, &len, &gen));
 	/* New trials change the recommendation: the cache misses and the fresh answer differs. */
 	free(cache_answer(f, "peak", "peak"));
@@ -921,7 +921,7 @@ static void run_phase_job(struct fixture *f, const char *name, const struct phas
 			  struct model_run *r)
 {
 	int64_t id;
-	json_t *config = start_job(f, name, NULL, NULL, PHASE_KNOBS, &id);
+	json_t *config = start_job(f, name, NULL, OBJECTIVE_THROUGHPUT, PHASE_KNOBS, &id);
 
 	config = run_model_job(f, id, config, m, steps, 3, 1000.0 * job, r);
 	tuner_job_end(f->t, id);
@@ -1022,7 +1022,7 @@ static void test_override_needs_the_whole_job(void **state)
 
 	open_all(f, false);
 	for (job = 1; job <= 6; job++) {
-		config = start_job(f, "trap", NULL, NULL, "{\"intra_threads\":{\"values\":[1,2]},"
+		config = start_job(f, "trap", NULL, OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"values\":[1,2]},"
 					      "\"interop_threads\":{\"values\":[1]}}", &id);
 		config = run_model_job(f, id, config, &m, 150, 3, 1000.0 * job, &r);
 		tuner_job_end(f->t, id);
@@ -1063,7 +1063,7 @@ static void test_losing_trial_cut_short(void **state)
 	int64_t id;
 
 	open_all(f, false);
-	config = start_job(f, "loser", NULL, NULL, "{\"intra_threads\":{\"values\":[1,2]},"
+	config = start_job(f, "loser", NULL, OBJECTIVE_THROUGHPUT, "{\"intra_threads\":{\"values\":[1,2]},"
 				     "\"interop_threads\":{\"values\":[1]}}", &id);
 	assert_int_equal(knob(config, "intra_threads"), 2);   /* the prior: the physical cores allowed */
 	config = run_model_job(f, id, config, &m, 120, 1, 100.0, &r);

@@ -406,7 +406,7 @@ static struct outcome run_tuner(const struct surface *s)
 {
 	struct tuner *t = tuner_open(NULL, &s->node, &topt);
 	json_t *decl = surface_declared(s), *config, *rec;
-	const char *objective = s->efficiency ? "efficiency" : "throughput";
+	enum objective objective = s->efficiency ? OBJECTIVE_EFFICIENCY : OBJECTIVE_THROUGHPUT;
 	struct sample smp[64];
 	struct outcome o = {0};
 	bool *tried = calloc((size_t)s->nrows, sizeof(bool));
@@ -457,7 +457,7 @@ static struct outcome run_tuner(const struct surface *s)
 		if (trace)
 			printf("%s job %2d: lost %7.0f so far; %s\n", s->name, job + 1, o.lost, trace_runs);
 		if (trace && getenv("DLPROF_GATE_TRACE_MODEL")) {
-			json_t *view = tuner_workload(t, s->name, NULL, objective), *e;
+			json_t *view = tuner_workload(t, s->name, NULL, &objective), *e;
 			size_t k;
 			json_array_foreach(json_object_get(view, "predicted"), k, e) {
 				char *c = json_dumps(json_object_get(e, "config"), JSON_COMPACT | JSON_SORT_KEYS);

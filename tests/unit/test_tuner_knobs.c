@@ -29,9 +29,9 @@ static void build(struct knob_space *sp, const struct knob_topology *topo, const
 		fail_msg("knobs_space_build: %s", err);
 }
 
-static long prior_value(const struct knob_space *sp, const char *name)
+static long prior_value(const struct knob_space *sp, enum knob_id id)
 {
-	return knobs_int_value(sp, knobs_prior_candidate(sp), name, -1);
+	return knobs_int_value(sp, knobs_prior_candidate(sp), id, -1);
 }
 
 static void test_builtin_small_node(void **state)
@@ -49,8 +49,28 @@ static void test_builtin_small_node(void **state)
 	assert_int_equal(knobs_find(&sp, "gpus"), -1);  /* no GPUs, no knob */
 	assert_int_equal(sp.knobs[knobs_find(&sp, "affinity")].nvalues, 1);
 	assert_int_equal(sp.ncand, 4);
-	assert_int_equal(prior_value(&sp, "intra_threads"), 2);
-	assert_int_equal(prior_value(&sp, "interop_threads"), 1);
+	assert_int_equal(prior_value(&sp, KNOB_INTRA_THREADS), 2);
+	assert_int_equal(prior_value(&sp, KNOB_INTEROP_THREADS), 1);
+}
+
+/* Every built-in knob's name reads back to its id; a knob of another name is KNOB_OTHER, in a space too. */
+static void test_knob_ids(void **state)
+{
+	struct knob_space sp;
+
+	(void)state;
+	for (int id = KNOB_OTHER + 1; id < KNOB_ID_COUNT; id++) {
+		assert_non_null(knob_name((enum knob_id)id));
+		assert_int_equal(knob_id_of(knob_name((enum knob_id)id)), id);
+	}
+	assert_null(knob_name(KNOB_OTHER));
+	assert_int_equal(knob_id_of("intra_thread"), KNOB_OTHER);
+	assert_int_equal(knob_id_of(""), KNOB_OTHER);
+	build(&sp, &two_cpus, "{\"batch_size\":{\"min\":8,\"max\":64},\"my_knob\":{\"values\":[1,2]}}");
+	assert_int_equal(sp.knobs[knobs_find(&sp, "my_knob")].id, KNOB_OTHER);
+	assert_int_equal(knobs_find_id(&sp, KNOB_BATCH_SIZE), knobs_find(&sp, "batch_size"));
+	assert_int_equal(knobs_find_id(&sp, KNOB_INTRA_THREADS), knobs_find(&sp, "intra_threads"));
+	assert_int_equal(knobs_find_id(&sp, KNOB_GPUS), -1);
 }
 
 static void test_builtin_big_node_ladder(void **state)
@@ -72,8 +92,8 @@ static void test_builtin_big_node_ladder(void **state)
 	assert_true(has[1] && has[2] && has[16] && has[32] && has[64] && has[24]);
 	assert_true(k->nvalues < 20);
 	/* Physical cores, but no more than one NUMA domain; all idle GPUs. */
-	assert_int_equal(prior_value(&sp, "intra_threads"), 16);
-	assert_int_equal(prior_value(&sp, "gpus"), 4);
+	assert_int_equal(prior_value(&sp, KNOB_INTRA_THREADS), 16);
+	assert_int_equal(prior_value(&sp, KNOB_GPUS), 4);
 }
 
 static void test_efficiency_prior_starts_small(void **state)
@@ -84,8 +104,8 @@ static void test_efficiency_prior_starts_small(void **state)
 	(void)state;
 	t.efficiency = true;
 	build(&sp, &t, NULL);
-	assert_int_equal(prior_value(&sp, "intra_threads"), 1);
-	assert_int_equal(prior_value(&sp, "gpus"), 1);
+	assert_int_equal(prior_value(&sp, KNOB_INTRA_THREADS), 1);
+	assert_int_equal(prior_value(&sp, KNOB_GPUS), 1);
 }
 
 static void test_declared_range_replaces(void **state)
@@ -101,7 +121,7 @@ static void test_declared_range_replaces(void **state)
 	assert_true(sp.knobs[i].declared);
 	assert_false(sp.knobs[knobs_find(&sp, "batch_size")].runtime);
 	/* The prior stays at the physical cores inside a declared range. */
-	assert_int_equal(prior_value(&sp, "intra_threads"), 2);
+	assert_int_equal(prior_value(&sp, KNOB_INTRA_THREADS), 2);
 	/* A declared range is the job's own: the topology filter keeps all of it. */
 	knobs_filter_all(&sp, &f);
 	assert_int_equal(knobs_filter_topology(&sp, &f, &two_cpus), 0);
@@ -126,8 +146,8 @@ static void test_filter_topology_caps(void **state)
 	for (c = 0; c < sp.ncand; c++) {
 		if (!knobs_filter_pass(&sp, &f, c))
 			continue;
-		assert_true(knobs_int_value(&sp, c, "intra_threads", 0) <= 8);
-		assert_true(knobs_int_value(&sp, c, "gpus", 0) <= 1);
+		assert_true(knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0) <= 8);
+		assert_true(knobs_int_value(&sp, c, KNOB_GPUS, 0) <= 1);
 	}
 }
 
@@ -159,11 +179,11 @@ static void test_filter_layouts(void **state)
 	knobs_filter_all(&sp, &f);
 	assert_int_equal(knobs_filter_topology(&sp, &f, &t), 0);
 	for (c = 0; c < sp.ncand; c++) {
-		long layout = knobs_int_value(&sp, c, "ranks", 0) * knobs_int_value(&sp, c, "intra_threads", 0);
+		long layout = knobs_int_value(&sp, c, KNOB_RANKS, 0) * knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0);
 		if (knobs_filter_pass(&sp, &f, c)) {
 			assert_true(layout <= 16);
 			allowed++;
-		} else if (layout > 16 && knobs_int_value(&sp, c, "intra_threads", 0) <= 16) {
+		} else if (layout > 16 && knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0) <= 16) {
 			over++;
 		}
 	}
@@ -233,8 +253,8 @@ static void test_encode_decode_json(void **state)
 	partial = json_pack("{s:i, s:s, s:{s:i}}", "intra_threads", 4, "affinity", "close", "phases", "x", 1);
 	c = knobs_candidate_of(&sp, partial, knobs_prior_candidate(&sp));
 	assert_true(c >= 0);
-	assert_int_equal(knobs_int_value(&sp, c, "intra_threads", 0), 4);
-	assert_int_equal(knobs_int_value(&sp, c, "gpus", -1), 4);
+	assert_int_equal(knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0), 4);
+	assert_int_equal(knobs_int_value(&sp, c, KNOB_GPUS, -1), 4);
 	knobs_config_text(&sp, c, text, sizeof(text));
 	assert_non_null(strstr(text, "affinity=close"));
 	json_object_set_new(partial, "intra_threads", json_integer(5)); /* not on the ladder */
@@ -272,8 +292,8 @@ static void test_pin_static(void **state)
 		if (!knobs_filter_pass(&sp, &f, c))
 			continue;
 		n++;
-		assert_int_equal(knobs_int_value(&sp, c, "interop_threads", 0), knobs_int_value(&sp, start, "interop_threads", 0));
-		assert_int_equal(knobs_int_value(&sp, c, "gpus", 0), knobs_int_value(&sp, start, "gpus", 0));
+		assert_int_equal(knobs_int_value(&sp, c, KNOB_INTEROP_THREADS, 0), knobs_int_value(&sp, start, KNOB_INTEROP_THREADS, 0));
+		assert_int_equal(knobs_int_value(&sp, c, KNOB_GPUS, 0), knobs_int_value(&sp, start, KNOB_GPUS, 0));
 	}
 	assert_int_equal(n, sp.knobs[knobs_find(&sp, "intra_threads")].nvalues);
 }
@@ -298,7 +318,7 @@ static void test_features_and_prior_shape(void **state)
 		double shape = knobs_prior_shape(&sp, c), within = 1.0;
 		long flight = knobs_threads_in_flight(&sp, c);
 		assert_true(shape <= 1.0 && shape > 0.0);
-		assert_int_equal(flight, knobs_int_value(&sp, c, "intra_threads", 0) * knobs_int_value(&sp, c, "interop_threads", 0));
+		assert_int_equal(flight, knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0) * knobs_int_value(&sp, c, KNOB_INTEROP_THREADS, 0));
 		knobs_features(&sp, c, x);
 		assert_true((x[4] > 0.0) == (flight > 64));
 		/* Past the CPUs the prior expects a step to queue: at most their share of the rate. */
@@ -319,15 +339,15 @@ static void test_prior_rules(void **state)
 
 	(void)state;
 	build(&sp, &big, "{\"interop_threads\":{\"values\":[1,2,4],\"default\":4}}");
-	assert_int_equal(prior_value(&sp, "interop_threads"), 4);
-	assert_int_equal(prior_value(&sp, "intra_threads"), 4);        /* 16 cores of a domain over 4 teams */
+	assert_int_equal(prior_value(&sp, KNOB_INTEROP_THREADS), 4);
+	assert_int_equal(prior_value(&sp, KNOB_INTRA_THREADS), 4);        /* 16 cores of a domain over 4 teams */
 	build(&sp, &sixteen, "{\"dataloader_workers\":{\"values\":[0,2,4,8,16]},\"batch_size\":{\"values\":[16,32,64,128]}}");
-	assert_int_equal(prior_value(&sp, "dataloader_workers"), 4);   /* a quarter of the cores */
-	assert_int_equal(prior_value(&sp, "batch_size"), 64);
-	assert_int_equal(prior_value(&sp, "intra_threads"), 16);
+	assert_int_equal(prior_value(&sp, KNOB_DATALOADER_WORKERS), 4);   /* a quarter of the cores */
+	assert_int_equal(prior_value(&sp, KNOB_BATCH_SIZE), 64);
+	assert_int_equal(prior_value(&sp, KNOB_INTRA_THREADS), 16);
 	build(&sp, &two_cpus, "{\"dataloader_workers\":{\"values\":[0,1,2]},\"batch_size\":{\"values\":[8,16],\"default\":8}}");
-	assert_int_equal(prior_value(&sp, "dataloader_workers"), 1);   /* at least one worker */
-	assert_int_equal(prior_value(&sp, "batch_size"), 8);           /* declared */
+	assert_int_equal(prior_value(&sp, KNOB_DATALOADER_WORKERS), 1);   /* at least one worker */
+	assert_int_equal(prior_value(&sp, KNOB_BATCH_SIZE), 8);           /* declared */
 }
 
 /* Another workload's space read through the knobs both have; the others at their priors. */
@@ -341,20 +361,20 @@ static void test_map_between_spaces(void **state)
 	build(&b, &two_cpus, "{\"intra_threads\":{\"values\":[1,2]},\"allocator\":{\"values\":[\"default\",\"jemalloc\"]}}");
 	knobs_map(&a, &b, -1, NULL, map);
 	for (c = 0; c < a.ncand; c++) {
-		long th = knobs_int_value(&a, c, "intra_threads", 0);
+		long th = knobs_int_value(&a, c, KNOB_INTRA_THREADS, 0);
 		if (th == 3) {
 			assert_int_equal(map[c], -1);                      /* b has no 3 */
 			continue;
 		}
 		assert_true(map[c] >= 0);
-		assert_int_equal(knobs_int_value(&b, map[c], "intra_threads", 0), th);
-		assert_int_equal(knobs_int_value(&b, map[c], "interop_threads", 0), knobs_int_value(&a, c, "interop_threads", 0));
+		assert_int_equal(knobs_int_value(&b, map[c], KNOB_INTRA_THREADS, 0), th);
+		assert_int_equal(knobs_int_value(&b, map[c], KNOB_INTEROP_THREADS, 0), knobs_int_value(&a, c, KNOB_INTEROP_THREADS, 0));
 		n++;
 	}
 	assert_int_equal(n, a.ncand * 2 / 3);
 	/* Only the threads, the rest at b's candidate base: inter-op 2 and jemalloc whatever a runs. */
 	{
-		static const char *const only[] = {"intra_threads", NULL};
+		static const enum knob_id only[] = {KNOB_INTRA_THREADS, KNOB_OTHER};
 		json_t *cfg = json_pack("{s:i, s:i, s:s}", "intra_threads", 1, "interop_threads", 2, "allocator", "jemalloc");
 		int base = knobs_candidate_of(&b, cfg, -1);
 		json_decref(cfg);
@@ -363,8 +383,8 @@ static void test_map_between_spaces(void **state)
 		for (c = 0; c < a.ncand; c++) {
 			if (map[c] < 0)
 				continue;
-			assert_int_equal(knobs_int_value(&b, map[c], "interop_threads", 0), 2);
-			assert_int_equal(knobs_int_value(&b, map[c], "intra_threads", 0), knobs_int_value(&a, c, "intra_threads", 0));
+			assert_int_equal(knobs_int_value(&b, map[c], KNOB_INTEROP_THREADS, 0), 2);
+			assert_int_equal(knobs_int_value(&b, map[c], KNOB_INTRA_THREADS, 0), knobs_int_value(&a, c, KNOB_INTRA_THREADS, 0));
 		}
 	}
 }
@@ -373,6 +393,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_builtin_small_node),
+		cmocka_unit_test(test_knob_ids),
 		cmocka_unit_test(test_builtin_big_node_ladder),
 		cmocka_unit_test(test_efficiency_prior_starts_small),
 		cmocka_unit_test(test_declared_range_replaces),

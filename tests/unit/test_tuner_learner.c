@@ -85,7 +85,7 @@ static struct knob_space space_1_8(void)
 /* Throughput peaking at 6 threads. */
 static double surface(const struct knob_space *sp, int c)
 {
-	double t = (double)knobs_int_value(sp, c, "intra_threads", 1);
+	double t = (double)knobs_int_value(sp, c, KNOB_INTRA_THREADS, 1);
 	return 100.0 * t / (1.0 + pow(t / 6.0, 2.0));
 }
 
@@ -138,10 +138,10 @@ static void test_learner_respects_filter(void **state)
 	for (k = 0; k < 6; k++) {
 		c = learner_propose(l, &f);
 		assert_true(c >= 0);
-		assert_true(knobs_int_value(&sp, c, "intra_threads", 0) <= 3);
+		assert_true(knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0) <= 3);
 		learner_add(l, c, 10, surface(&sp, c), 0.01, false);
 	}
-	assert_int_equal(knobs_int_value(&sp, learner_best(l, &f), "intra_threads", 0), 3);
+	assert_int_equal(knobs_int_value(&sp, learner_best(l, &f), KNOB_INTRA_THREADS, 0), 3);
 	f.allowed[knobs_find(&sp, "intra_threads")] = 0;
 	assert_int_equal(learner_propose(l, &f), -1);
 	learner_free(l);
@@ -158,10 +158,10 @@ static void test_learner_shape_guides(void **state)
 	(void)state;
 	/* A similar workload's surface says 7 threads: the first trial goes there. */
 	for (c = 0; c < sp.ncand; c++)
-		shape[c] = knobs_int_value(&sp, c, "intra_threads", 0) == 7 ? 1.0 : 0.5;
+		shape[c] = knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0) == 7 ? 1.0 : 0.5;
 	learner_set_shape(l, shape);
 	knobs_filter_all(&sp, &f);
-	assert_int_equal(knobs_int_value(&sp, learner_propose(l, &f), "intra_threads", 0), 7);
+	assert_int_equal(knobs_int_value(&sp, learner_propose(l, &f), KNOB_INTRA_THREADS, 0), 7);
 	learner_free(l);
 }
 
@@ -237,9 +237,9 @@ static void test_learner_doubt_where_nothing_was_measured(void **state)
 	b = knobs_find(&sp, "batch_size");
 	for (c = 0; c < sp.ncand; c++) {
 		knobs_decode(&sp, c, &x);
-		if (x.idx[b] == 0 && knobs_int_value(&sp, c, "intra_threads", 0) % 2 == 0) {
+		if (x.idx[b] == 0 && knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0) % 2 == 0) {
 			learner_add(l, c, 10, 100.0, 0.25, false);
-			if (knobs_int_value(&sp, c, "intra_threads", 0) == 4)
+			if (knobs_int_value(&sp, c, KNOB_INTRA_THREADS, 0) == 4)
 				at16 = c;
 		}
 	}

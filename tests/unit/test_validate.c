@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "reported.h"
 #include "validate.h"
 
 static const struct ingest_limits lim = {.max_samples = 3, .oldest = 1000, .newest = 2000};
@@ -115,7 +116,7 @@ static void test_registration(void **state)
 	assert_int_equal(validate_registration(body, &spec, &params, &knobs, err, sizeof(err)), 0);
 	assert_string_equal(spec.workload, "lstm");
 	assert_string_equal(params, "{\"a\":\"x\",\"z\":1}");
-	assert_string_equal(spec.objective, "goodput");
+	assert_int_equal(spec.objective, OBJECTIVE_GOODPUT);
 	assert_int_equal(spec.pid, 42);
 	assert_non_null(knobs);
 	free(params);
@@ -158,10 +159,28 @@ static void test_bad_registration(void **state)
 	}
 }
 
+/* The figures the daemon acts on read both ways; any other name, a near miss or a node metric, is REPORTED_OTHER. */
+static void test_reported_names(void **state)
+{
+	(void)state;
+	for (int r = REPORTED_OTHER + 1; r < REPORTED_COUNT; r++) {
+		const char *name = reported_name((enum reported)r);
+		assert_non_null(name);
+		assert_int_equal(reported_of(name), r);
+		/* A job may send each of them: they are valid metric names. */
+		assert_true(validate_metric_name(name));
+	}
+	assert_null(reported_name(REPORTED_OTHER));
+	assert_int_equal(reported_of("step_time"), REPORTED_OTHER);
+	assert_int_equal(reported_of("cpu.cores"), REPORTED_OTHER);
+	assert_int_equal(reported_of(NULL), REPORTED_OTHER);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metric_names),
+		cmocka_unit_test(test_reported_names),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_good_batch),
 		cmocka_unit_test(test_bad_batches_name_the_field),

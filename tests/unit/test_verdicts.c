@@ -385,7 +385,7 @@ run_jobs(void **state)
 
 	for (i = 0; i < NJOBS; i++) {
 		struct job_spec spec = {.workload = jobs[i].workload, .params_json = "{}", .hw_class = f->node.hw_class,
-					.pid = jobs[i].procs[0].pid, .objective = "throughput", .source = "registered",
+					.pid = jobs[i].procs[0].pid, .objective = OBJECTIVE_THROUGHPUT, .source = "registered",
 					.started = T0 - TICK};
 
 		assert_int_equal(store_job_register(f->app.store, &spec, &jobs[i].id), STORE_OK);

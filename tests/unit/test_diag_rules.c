@@ -1,5 +1,5 @@
 /*
- * Tests of the diagnosis rules (daemon/diagnosis.c) and the sustain rule
+ * Tests of the diagnosis rules (daemon/diag_rules.c) and the sustain rule
  * (daemon/diag_sustain.c) on constructed windows: each kind of verdict
  * fires on the figures it is about and not on healthy ones, a verdict
  * needs a sustained span to start and to end, unmeasured figures never
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "diag_sustain.h"
-#include "diagnosis.h"
+#include "diag_rules.h"
 
 #define NW 20
 

@@ -10,8 +10,8 @@
  * fire: counter-based verdicts are never guessed without a PMU, the report
  * names the counter that would decide instead (diag_undecided).
  */
-#ifndef DLPROF_DIAGNOSIS_H
-#define DLPROF_DIAGNOSIS_H
+#ifndef DLPROF_DIAG_RULES_H
+#define DLPROF_DIAG_RULES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -274,7 +274,7 @@ done:
  * Called at a job start or a recommendation, without the lock: asks about a
  * variant without trials of this class.  The asker bounds how often.
  */
-void tuner_other_ask(struct tuner *t, const char *name, const json_t *canon, const char *objective)
+void tuner_other_ask(struct tuner *t, const char *name, const json_t *canon, enum objective objective)
 {
 	tuner_other_ask_fn *fn;
 	void *ctx;
@@ -286,5 +286,5 @@ void tuner_other_ask(struct tuner *t, const char *name, const json_t *canon, con
 	want = fn && !tuner_has_trials(tuner_workload_find(t, name, canon, objective));
 	pthread_mutex_unlock(&t->lock);
 	if (want)
-		fn(ctx, name, canon, tuner_objective_name(tuner_objective(objective)));
+		fn(ctx, name, canon, objective);
 }

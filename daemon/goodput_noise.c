@@ -1,6 +1,6 @@
 /*
  * The gradient noise scale and the statistical efficiency it gives (see
- * goodput.h).  From McCandlish et al. 2018, appendix A: with |g_b|^2 and
+ * goodput_noise.h).  From McCandlish et al. 2018, appendix A: with |g_b|^2 and
  * |g_B|^2 the squared norms of mean gradients over b < B samples,
  *   |G|^2 ~ (B |g_B|^2 - b |g_b|^2) / (B - b)
  *   tr(Sigma) ~ (|g_b|^2 - |g_B|^2) / (1/b - 1/B)
@@ -8,7 +8,7 @@
  */
 #include <math.h>
 
-#include "goodput.h"
+#include "goodput_noise.h"
 
 int goodput_noise_add(struct goodput_noise *acc, double b, double sq_small, double B, double sq_large)
 {

@@ -1,8 +1,10 @@
 /*
- * What the tuner shows: the recommendation for a new job (learned, from a
- * similar workload, from another hardware class, or the topology default), the list of workloads, and one
- * workload's learned surface.  Everything is answered from memory under the
- * tuner's lock; a model refits only when trials came in since its last fit.
+ * Which config the tuner recommends for a new job, and why (tuner_recommend):
+ * learned, from a similar workload, from another hardware class, from what
+ * this node's other workloads measured, or the topology default; and the
+ * views of what it learned (the list of workloads, one workload's surface).
+ * Everything is answered from memory under the tuner's lock; a model refits
+ * only when trials came in since its last fit.
  */
 #include <math.h>
 #include <stdio.h>
@@ -133,18 +135,18 @@ static json_t *recommend_learned(struct tuner *t, struct tuner_workload *w, stru
 }
 
 /* A space for a workload not learned yet: the node's, with the knobs a similar one declared. */
-static int fresh_space(struct tuner *t, const json_t *declared, const char *objective, struct knob_space *sp)
+static int fresh_space(struct tuner *t, const json_t *declared, enum objective objective, struct knob_space *sp)
 {
 	struct knob_topology topo;
 	char err[200];
 
-	tuner_topology(t, tuner_objective(objective) == OBJECTIVE_EFFICIENCY, &topo);
+	tuner_topology(t, objective == OBJECTIVE_EFFICIENCY, &topo);
 	if (knobs_space_build(sp, &topo, declared, err, sizeof(err)) == 0)
 		return 0;
 	return knobs_space_build(sp, &topo, NULL, err, sizeof(err));
 }
 
-static json_t *recommend_similar(struct tuner *t, struct tuner_workload *o, const char *objective)
+static json_t *recommend_similar(struct tuner *t, struct tuner_workload *o, enum objective objective)
 {
 	struct tuner_phase *oph = tuner_phase_get(o, "", false);
 	struct knob_space sp;
@@ -210,7 +212,8 @@ static json_t *recommend_other_class(struct tuner *t, struct tuner_workload *w, 
  * variant: the best of what this node's other workloads measured, read at
  * its candidates (tuner_node.c).  NULL when no other workload has trials enough.
  */
-static json_t *recommend_node(struct tuner *t, const struct tuner_workload *w, const char *name, const char *objective)
+static json_t *recommend_node(struct tuner *t, const struct tuner_workload *w, const char *name,
+			      enum objective objective)
 {
 	struct knob_space sp;
 	char text[200], line[1024];
@@ -218,7 +221,7 @@ static json_t *recommend_node(struct tuner *t, const struct tuner_workload *w, c
 	int c, best, from;
 
 	if (fresh_space(t, w ? w->declared : NULL, objective, &sp) < 0 ||
-	    !(shape = tuner_node_shape(t, w, name, tuner_objective(objective), &sp, &from)))
+	    !(shape = tuner_node_shape(t, w, name, objective, &sp, &from)))
 		return NULL;
 	for (best = knobs_prior_candidate(&sp), c = 0; c < sp.ncand; c++)
 		if (shape[c] > shape[best])
@@ -232,7 +235,7 @@ static json_t *recommend_node(struct tuner *t, const struct tuner_workload *w, c
 			 "trials", 0, "explanation", line, "node", "workloads", from);
 }
 
-static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w, const char *objective)
+static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w, enum objective objective)
 {
 	struct knob_topology topo;
 	struct knob_space sp;
@@ -241,7 +244,7 @@ static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w
 
 	if (fresh_space(t, w ? w->declared : NULL, objective, &sp) < 0)
 		return NULL;
-	tuner_topology(t, tuner_objective(objective) == OBJECTIVE_EFFICIENCY, &topo);
+	tuner_topology(t, objective == OBJECTIVE_EFFICIENCY, &topo);
 	c = knobs_prior_candidate(&sp);
 	knobs_config_text(&sp, c, text, sizeof(text));
 	snprintf(line, sizeof(line),
@@ -253,10 +256,9 @@ static json_t *recommend_default(struct tuner *t, const struct tuner_workload *w
 			 "confident", 0, "trials", 0, "explanation", line);
 }
 
-json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, const char *objective)
+json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params, enum objective obj)
 {
 	json_t *canon = tuner_params_canonical(params), *rec = NULL;
-	const char *obj = tuner_objective_name(tuner_objective(objective));
 	struct tuner_workload *w, *o;
 	struct tuner_phase *ph0;
 
@@ -267,7 +269,7 @@ json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params,
 		rec = recommend_learned(t, w, ph0);
 	if (rec && w->objective == OBJECTIVE_GOODPUT)
 		json_object_set_new(rec, "goodput", tuner_goodput_json(w));
-	if (!rec && (o = tuner_similar(t, w, name, canon, tuner_objective(obj))))
+	if (!rec && (o = tuner_similar(t, w, name, canon, obj)))
 		rec = recommend_similar(t, o, obj);
 	if (!rec && ph0 && !tuner_has_trials(w))
 		rec = recommend_other_class(t, w, ph0);
@@ -280,7 +282,7 @@ json_t *tuner_recommend(struct tuner *t, const char *name, const json_t *params,
 	if (rec) {
 		json_object_set_new(rec, "workload", json_string(name));
 		json_object_set_new(rec, "params", canon);
-		json_object_set_new(rec, "objective", json_string(obj));
+		json_object_set_new(rec, "objective", json_string(config_objective_name(obj)));
 	} else {
 		json_decref(canon);
 	}
@@ -348,7 +350,7 @@ static json_t *workload_summary(struct tuner *t, struct tuner_workload *w)
 		if (w->phases[i].l->ntrials > 0)
 			json_array_append_new(phases, json_string(w->phases[i].name));
 	o = json_pack("{s:s, s:O, s:s, s:s, s:i, s:I, s:o, s:o, s:s}", "name", w->name, "params", w->params,
-		      "objective", tuner_objective_name(w->objective), "hw_class", t->node.hw_class,
+		      "objective", config_objective_name(w->objective), "hw_class", t->node.hw_class,
 		      "trials", phase_trials(w), "jobs", (json_int_t)w->jobs, "phases", phases, "best", best, "source",
 		      json_is_object(best) ? "learned"
 		      : ph0 && (ph0->prior == TUNER_PRIOR_OTHER_CLASS || ph0->prior == TUNER_PRIOR_NODE)
@@ -525,7 +527,7 @@ static json_t *workload_detail(struct tuner *t, struct tuner_workload *w)
 	return o;
 }
 
-json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, const char *objective)
+json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, const enum objective *objective)
 {
 	json_t *canon = params ? tuner_params_canonical(params) : NULL, *o = NULL, *variants;
 	struct tuner_workload *w, *pick = NULL;
@@ -533,10 +535,10 @@ json_t *tuner_workload(struct tuner *t, const char *name, const json_t *params, 
 	pthread_mutex_lock(&t->lock);
 	variants = json_array();
 	for (w = t->workloads; w; w = w->next) {
-		if (strcmp(w->name, name) != 0 || (objective && w->objective != tuner_objective(objective)))
+		if (strcmp(w->name, name) != 0 || (objective && w->objective != *objective))
 			continue;
 		json_array_append_new(variants, json_pack("{s:O, s:s, s:i, s:I}", "params", w->params, "objective",
-							  tuner_objective_name(w->objective), "trials", phase_trials(w), "jobs",
+							  config_objective_name(w->objective), "trials", phase_trials(w), "jobs",
 							  (json_int_t)w->jobs));
 		if (canon ? json_equal(canon, w->params) && (!pick || phase_trials(w) > phase_trials(pick))
 			  : !pick || phase_trials(w) > phase_trials(pick))

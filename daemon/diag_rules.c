@@ -1,11 +1,11 @@
 /*
- * The diagnosis rules (see diagnosis.h).  Each kind of verdict is one rule:
+ * The diagnosis rules (see diag_rules.h).  Each kind of verdict is one rule:
  * a condition over one window's figures, the figures it shows as evidence,
  * and a hint written from their means over the span the verdict held.
  * Figures derived from several samples (runnable threads, phase shares,
  * misses per instruction) are computed once per window first.
  */
-#include "diagnosis.h"
+#include "diag_rules.h"
 
 #include <math.h>
 #include <stddef.h>

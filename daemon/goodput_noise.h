@@ -6,8 +6,8 @@
  * of a global batch M against a baseline M0 is E(M) = (phi + M0) / (phi + M).
  * Pure: no I/O, no lock; the tuner (tuner_goodput.c) holds the state.
  */
-#ifndef DLPROF_GOODPUT_H
-#define DLPROF_GOODPUT_H
+#ifndef DLPROF_GOODPUT_NOISE_H
+#define DLPROF_GOODPUT_NOISE_H
 
 /* Steps of noise figures before the noise scale may be taken as known ... */
 #define GOODPUT_MIN_STEPS 8

@@ -1,5 +1,5 @@
 /*
- * The gradient noise scale and statistical efficiency (daemon/goodput.c) on
+ * The gradient noise scale and statistical efficiency (daemon/goodput_noise.c) on
  * constructed figures: norms built from a known |G|^2 and tr(Sigma) give
  * them back, the noise scale is a ratio of averages, stays unknown until
  * enough steps, positive means and a small enough standard error (whose
@@ -13,7 +13,7 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "goodput.h"
+#include "goodput_noise.h"
 
 /* E|g_b|^2 = |G|^2 + tr(Sigma) / b: the squared norm a batch of b samples has on average. */
 static double sqnorm(double g2, double trace, double b)

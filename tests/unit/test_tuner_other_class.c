@@ -1,5 +1,5 @@
 /*
- * Other hardware classes as a prior (daemon/tuner_other.c): what another
+ * Other hardware classes as a prior (daemon/tuner_other_class.c): what another
  * class measured of a workload variant gives it its prior shape while it
  * has no trials of this class, never its trials; the first job starts at
  * that class's best; the node's own trials then take over; a similar
@@ -103,7 +103,7 @@ static void add_rows(json_t *rows, const char *cls, const char *params, surface_
 static int learn_other(struct fixture *f, const char *workload, json_t *rows)
 {
 	json_t *params = json_pack("{s:i}", "batch", 64);
-	struct tuner_other_answer a = {.workload = workload, .params = params, .objective = "throughput",
+	struct tuner_other_answer a = {.workload = workload, .params = params, .objective = OBJECTIVE_THROUGHPUT,
 				       .rows = rows};
 	int rc = tuner_learn_other_class(f->t, &a);
 
@@ -115,7 +115,7 @@ static int learn_other(struct fixture *f, const char *workload, json_t *rows)
 static json_t *recommend(struct fixture *f, const char *workload)
 {
 	json_t *params = json_pack("{s:i}", "batch", 64);
-	json_t *rec = tuner_recommend(f->t, workload, params, NULL);
+	json_t *rec = tuner_recommend(f->t, workload, params, OBJECTIVE_THROUGHPUT);
 
 	json_decref(params);
 	assert_non_null(rec);
@@ -127,7 +127,7 @@ static json_t *start_job(struct fixture *f, const char *workload, const char *pa
 	json_t *k = json_loads(KNOBS, 0, NULL), *config;
 
 	*id = f->next_id++;
-	config = tuner_job_start(f->t, *id, workload, params, NULL, k);
+	config = tuner_job_start(f->t, *id, workload, params, OBJECTIVE_THROUGHPUT, k);
 	json_decref(k);
 	assert_non_null(config);
 	return config;
@@ -304,12 +304,12 @@ static void test_most_trialled_class(void **state)
 	json_decref(rec);
 }
 
-static void record_ask(void *ctx, const char *workload, const json_t *params, const char *objective)
+static void record_ask(void *ctx, const char *workload, const json_t *params, enum objective objective)
 {
 	struct asked *a = ctx;
 	char *text = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
 
-	assert_string_equal(objective, "throughput");
+	assert_int_equal(objective, OBJECTIVE_THROUGHPUT);
 	a->n++;
 	snprintf(a->workload, sizeof(a->workload), "%s", workload);
 	snprintf(a->params, sizeof(a->params), "%s", text ? text : "");

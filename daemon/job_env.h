@@ -7,15 +7,15 @@
  * answer's "env" (the SPANK plugin's tune mode and the Python client).
  * Thread-safe; called by request handlers.
  */
-#ifndef DLPROF_CONFIG_ENV_H
-#define DLPROF_CONFIG_ENV_H
+#ifndef DLPROF_JOB_ENV_H
+#define DLPROF_JOB_ENV_H
 
 #include <jansson.h>
 
 struct app;
 
 /* Who the variables are for. */
-struct config_env_for {
+struct job_env_for {
 	const char *holder;     /* the job's external id ("slurm:42"), or NULL: a lease nobody can ask for again */
 	const char *allowed;    /* the GPUs of the job's allocation (indices or UUIDs, comma-separated), or NULL */
 };
@@ -25,6 +25,6 @@ struct config_env_for {
  * for GPUs, *gpu_pick is set to what was picked and why (gpu_pick_json;
  * the caller owns it), else to NULL.  NULL when memory ran out.
  */
-json_t *config_env(const struct app *app, const json_t *config, const struct config_env_for *who, json_t **gpu_pick);
+json_t *job_env(const struct app *app, const json_t *config, const struct job_env_for *who, json_t **gpu_pick);
 
 #endif
