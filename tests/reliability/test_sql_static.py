@@ -1,8 +1,10 @@
 """No SQL built from input, checked on the sources: only daemon/store*.c
 call sqlite3_*; every statement they prepare through store_stmt() is a
 static string constant of their own file; nothing formats SQL text
-(sqlite3_mprintf and friends, or printf into a statement buffer), so a
-value from a request can only ever reach SQLite as a bound parameter.
+(sqlite3_mprintf and friends, or printf into a statement buffer) but the
+one integer of a PRAGMA, which takes no parameter (store_exec_pragma,
+given a constant "PRAGMA name=%lld" of its caller's file), so a value
+from a request can only ever reach SQLite as a bound parameter.
 Likewise for PostgreSQL (the cluster store): only daemon/cluster_pg.c calls
 libpq, and every statement cluster*.c send is a constant."""
 
@@ -53,7 +55,8 @@ def split_args(text):
 
 def enclosing_function(c, pos):
     """(name, parameter names) of the function whose body holds position pos."""
-    heads = list(re.finditer(r"^\w[^;{}()]*?\b(\w+)\(([^)]*)\)\s*\{", c[:pos], re.M))
+    # The name may open its line (the return type on the line above) or follow the return type.
+    heads = list(re.finditer(r"^(?:\w[^;{}()]*?\b)?(\w+)\(([^)]*)\)\s*\{", c[:pos], re.M))
     if not heads:
         return None, []
     m = heads[-1]
@@ -70,6 +73,15 @@ def constant_expr(expr, consts):
 def sql_argument_ok(c, pos, arg, consts, depth=0):
     if arg in consts:
         return True
+    # cond ? a : b: whatever the condition, one of the two.
+    choice = re.fullmatch(r"[^?]+\?\s*(\w+)\s*:\s*(\w+)", arg)
+    if choice and depth <= 3:
+        return all(sql_argument_ok(c, pos, x, consts, depth + 1) for x in choice.groups())
+    # table[i]: a static table of the file's constants.
+    table = re.fullmatch(r"(\w+)\[[^\]]*\]", arg)
+    if table:
+        rows = re.search(r"static const char \*const %s\[\]\s*=\s*\{([^}]*)\}" % table.group(1), c)
+        return bool(rows) and all(x.strip() in consts for x in rows.group(1).split(",") if x.strip())
     if depth > 3 or not re.match(r"^\w+$", arg):
         return False
     fn, params = enclosing_function(c, pos)
@@ -122,14 +134,33 @@ def _():
     assert not bad, bad
 
 
-@tap.test("sqlite3_exec() runs only constant text or the compiled-in migrations")
+def pragma_formats():
+    """The format each call of store_exec_pragma() passes, with its file: a PRAGMA takes no parameter."""
+    out = []
+    for p, t in store_files.items():
+        c = code(t)
+        for m in re.finditer(r"\bstore_exec_pragma\(", c):
+            args = split_args(c[m.end():])
+            if not args[0].startswith("struct store_conn"):
+                out.append((p, args[1]))
+    return out
+
+
+@tap.test("sqlite3_exec() runs only constant text, the compiled-in migrations, or a PRAGMA given one integer")
 def _():
     bad = []
     for p, t in store_files.items():
+        consts = set(re.findall(r"static const char (\w+)\[\]\s*=", t))
         for arg in re.findall(r"sqlite3_exec\(\s*[^,]+,\s*([^,]+),", t):
             arg = arg.strip()
-            if not (arg.startswith('"') or arg in ("m->sql", "pragmas", "pragma")):
+            if not (arg.startswith('"') or arg in ("m->sql", "pragmas", "pragma") or arg in consts
+                    or (arg == "sql" and "int store_exec_pragma(" in t)):
                 bad.append((p, arg))
+    # store_exec_pragma() formats its one integer into a constant PRAGMA of its caller's file.
+    for p, fmt in pragma_formats():
+        body = re.search(r"static const char %s\[\]\s*=\s*(\"[^\"]*\")" % re.escape(fmt), store_files[p])
+        if not body or not re.fullmatch(r'"PRAGMA [a-z_]+(=|\()%lld\)?"', body.group(1)):
+            bad.append((p, fmt, body.group(1) if body else "not a static constant of the file"))
     assert not bad, bad
 
 
