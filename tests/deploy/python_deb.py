@@ -77,8 +77,9 @@ try:
         listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
         shipped = sorted(line.split()[-1][len("." + SITE + "/"):] for line in listing.splitlines()
                          if line.split()[-1].endswith(".py"))
-        want = sorted("dlprof/" + f for f in os.listdir(os.path.join(SRCDIR, "client", "python", "dlprof"))
-                      if f.endswith(".py"))
+        top = os.path.join(SRCDIR, "client", "python")
+        want = sorted(os.path.relpath(os.path.join(d, f), top)
+                      for d, _, files in os.walk(os.path.join(top, "dlprof")) for f in files if f.endswith(".py"))
         assert shipped == want, (shipped, want)
         depends = subprocess.run(["dpkg-deb", "-f", deb, "Depends"], capture_output=True, text=True,
                                  check=True).stdout
