@@ -47,8 +47,8 @@ CLIENT_TESTS = \
 	tests/client/auto_dist.py
 
 TESTS += $(CLIENT_TESTS)
-# Its straggler verdicts judge how the ranks share the CPUs.
-SERIAL_TESTS += tests/client/dist.py
+# Their straggler verdicts judge how the ranks share the CPUs.
+SERIAL_TESTS += tests/client/dist.py tests/client/auto_dist.py
 EXTRA_DIST += $(CLIENT_TESTS)
 
 # As shipped (jemalloc in the daemon), the torch jobs under the client run

@@ -26,6 +26,8 @@ EXTRA_DIST += tests/integration/test_live.py
 # What the dashboard's heatmap, story and downloads read: named threads of a real process, a
 # distributed job's timeline with a verdict raised and cleared, a job's record as JSON and CSV.
 TESTS += tests/integration/test_story.py
+# Its heatmap case reads a spinning thread's share of a CPU.
+SERIAL_TESTS += tests/integration/test_story.py
 EXTRA_DIST += tests/integration/test_story.py
 
 # The ranks of a distributed job over REST: one job, global throughput, rank ends, the straggler.

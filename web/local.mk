@@ -57,8 +57,9 @@ TESTS += \
 	tests/browser/threads.mjs \
 	tests/browser/compare.mjs \
 	tests/browser/scale.mjs
-# Points on the charts within 2 s of being sampled.
-SERIAL_TESTS += tests/browser/live.mjs
+# They judge the machine: the live charts follow the sampler; the heatmap draws a real
+# process's spinning thread hot; fifty sampled jobs and a page of 256 threads, each wait bounded.
+SERIAL_TESTS += tests/browser/live.mjs tests/browser/threads.mjs tests/browser/scale.mjs
 EXTRA_DIST += \
 	tests/browser/static.mjs \
 	tests/browser/pages.mjs \

@@ -13,7 +13,7 @@ import { Tap } from './lib/tap.mjs';
 import { browserMissing, withDaemon, launch, open, screenshot } from './lib/harness.mjs';
 import { reportingJob } from './lib/seed.mjs';
 
-const tap = new Tap();
+const tap = new Tap(17);
 const why = await browserMissing();
 if (why)
 	tap.skipAll(why);

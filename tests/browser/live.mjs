@@ -78,7 +78,7 @@ await withDaemon(tap, async (d) => {
 			{ points: seen.length, reads: reads.n });
 		await screenshot(page, 'live-node');
 
-		/* A job's own metrics: posted now, on its throughput chart within 2 s (the "ingest" event). */
+		/* A job's own metrics: posted now, on its throughput chart before the page's own re-read (the "ingest" event). */
 		const job = await d.api('POST', 'jobs', { workload: 'live-job' });
 		await d.api('POST', `jobs/${job.id}/metrics`, { samples: [{ t: Date.now() / 1000 - 1, name: 'samples_per_s', value: 100 }] });
 		await open(page, d.base, `jobs/${job.id}`);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { browserMissing, withDaemon, launch, open, screenshot, SHOTS } from './lib/harness.mjs';
 import { seedScale } from './lib/history.mjs';
 
-const tap = new Tap();
+const tap = new Tap(12);
 const why = await browserMissing();
 if (why)
 	tap.skipAll(why);

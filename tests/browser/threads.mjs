@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import { Tap } from './lib/tap.mjs';
 import { browserMissing, withDaemon, launch, open, screenshot } from './lib/harness.mjs';
 
-const tap = new Tap();
+const tap = new Tap(22);
 const why = await browserMissing();
 if (why)
 	tap.skipAll(why);

@@ -8,7 +8,7 @@ DistributedDataParallel with the session's comm hook.  Each job must be
 one job with all its ranks (pids, nodes, steps, the share of a step spent
 waiting), its throughput counted once as the global one, ended when its
 last rank ends; a balanced job gets no straggler verdict; a rank slowed by
-a realistic cause (its data phase decodes text; a busy process shares its
+a realistic cause (its data phase decodes text; busy processes share its
 CPU) is named the straggler.  Ratios only: the machine is shared.
 """
 
@@ -174,7 +174,7 @@ with Daemon() as d:
     # A busy neighbour slows a rank only relative to what else the node runs: under other users'
     # load every rank crawls alike and the neighbour changes nothing measurable.  Whether it slowed
     # rank 1 is read from the ranks' own clocks, not from what the daemon computed.
-    name = "2 ranks bound to CPUs, a busy process shares rank 1's: rank 1 is the straggler"
+    name = "2 ranks bound to CPUs, busy processes share rank 1's: rank 1 is the straggler"
     jid, result = run_dist(d, "--ranks", "2", "--steps", "20", "--width", "1024", "--slow", "1",
                            "--cause", "neighbour")
     ranks = job(d, jid)["ranks"]

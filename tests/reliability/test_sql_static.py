@@ -1,8 +1,10 @@
 """No SQL built from input, checked on the sources: only daemon/store*.c
 call sqlite3_*; every statement they prepare through store_stmt() is a
 static string constant of their own file; nothing formats SQL text
-(sqlite3_mprintf and friends, or printf into a statement buffer), so a
-value from a request can only ever reach SQLite as a bound parameter.
+(sqlite3_mprintf and friends, or printf into a statement buffer) but the
+one integer of a PRAGMA, which takes no parameter (store_exec_pragma,
+given a constant "PRAGMA name=%lld" of its caller's file), so a value
+from a request can only ever reach SQLite as a bound parameter.
 Likewise for PostgreSQL (the cluster store): only daemon/cluster_pg.c calls
 libpq, and every statement cluster*.c send is a constant."""
 
@@ -53,51 +55,83 @@ def split_args(text):
 
 def enclosing_function(c, pos):
     """(name, parameter names) of the function whose body holds position pos."""
-    heads = list(re.finditer(r"^\w[^;{}()]*?\b(\w+)\(([^)]*)\)\s*\{", c[:pos], re.M))
+    # The name may open its line (the return type on the line above) or follow the return type.
+    heads = list(re.finditer(r"^(?:\w[^;{}()]*?\b)?(\w+)\(([^)]*)\)\s*\{", c[:pos], re.M))
     if not heads:
         return None, []
     m = heads[-1]
     return m.group(1), [re.findall(r"(\w+)\s*$", a.strip())[0] for a in m.group(2).split(",") if a.strip()]
 
 
-def constant_expr(expr, consts):
-    """An expression that can only be one of the constants: names, ?:, and strcmp() tests."""
-    expr = re.sub(r"strcmp\([^()]*\)\s*[=!]=\s*0", " ", expr)
-    names = set(re.findall(r"\b[A-Za-z_]\w*\b", expr))
-    return bool(names) and names <= consts
+def ternary_results(expr):
+    """The values a chain c1 ? A : c2 ? B : C can take (A, B, C), or None when expr is no such chain."""
+    if "?" not in expr:
+        return None
+    out = []
+    for part in expr.split("?")[1:]:
+        out.append(part.split(":")[0].strip())
+    out.append(expr.rsplit(":", 1)[1].strip())
+    return out
 
 
-def sql_argument_ok(c, pos, arg, consts, depth=0):
+FILES = {p: code(t) for p, t in store_files.items()}
+CONSTS = {p: set(re.findall(r"static const char (\w+)\[\]\s*=", t)) for p, t in store_files.items()}
+
+
+def calls_of(fn):
+    """(file, position, arguments) of every call of fn in the store files; a header line is not a call."""
+    for p, c in FILES.items():
+        for m in re.finditer(r"\b%s\(" % fn, c):
+            if re.match(r"^(\w[^;{}]*)?$", c[c.rfind("\n", 0, m.start()) + 1:m.start()]):
+                continue   # its definition or declaration
+            yield p, m.start(), split_args(c[m.end():])
+
+
+def sql_argument_ok(p, pos, arg, depth=0):
+    """Whether arg, at pos in store file p, can only be one of the static SQL constants of the store files."""
+    c, consts = FILES[p], CONSTS[p]
+    if depth > 6:
+        return False
     if arg in consts:
         return True
-    # cond ? A : B, each branch a constant
-    m = re.match(r"^[^?]+\?\s*(\w+)\s*:\s*(\w+)$", arg)
-    if m:
-        return m.group(1) in consts and m.group(2) in consts
-    # NAME[i] of an array of constants: static const char *const NAME[] = {A, B}
-    m = re.match(r"^(\w+)\[[^\]]*\]$", arg)
-    if m:
-        arr = re.search(r"static const char \*const %s\[\]\s*=\s*\{([^}]*)\}" % m.group(1), c)
-        return bool(arr) and all(e.strip() in consts for e in arr.group(1).split(",") if e.strip())
-    if depth > 3 or not re.match(r"^\w+$", arg):
-        return False
+    results = ternary_results(arg)
+    if results:
+        return all(sql_argument_ok(p, pos, x, depth + 1) for x in results)
+    # table[i]: a static table of the file's constants.
+    table = re.fullmatch(r"(\w+)\[[^\]]*\]", arg)
+    if table:
+        rows = re.search(r"static const char \*const %s\[\]\s*=\s*\{([^}]*)\}" % table.group(1), c)
+        return bool(rows) and all(x.strip() in consts for x in rows.group(1).split(",") if x.strip())
     fn, params = enclosing_function(c, pos)
-    local = re.search(r"const char \*%s\s*=([^;]*);" % arg, c[c.rfind(fn + "(", 0, pos) if fn else 0:pos])
+    body = c[c.rfind(fn + "(", 0, pos) if fn else 0:pos]
+    # v->field: a struct of this file whose every initializer sets field from what is checked here.
+    member = re.fullmatch(r"(\w+)->(\w+)", arg)
+    if member:
+        decl = re.search(r"struct (\w+) \*%s\s*=" % member.group(1), body)
+        sdef = decl and re.search(r"struct %s \{([^}]*)\}" % decl.group(1), c)
+        if not sdef:
+            return False
+        fields = [f for d in sdef.group(1).split(";") for f in re.findall(r"\**(\w+)\s*(?:,|$)", d.strip())]
+        if member.group(2) not in fields:
+            return False
+        k = fields.index(member.group(2))
+        inits = list(re.finditer(r"struct %s \w+ = \{([^}]*)\}" % decl.group(1), c))
+        return bool(inits) and all(sql_argument_ok(p, m.start(), split_args(m.group(1) + ")")[k], depth + 1)
+                                   for m in inits)
+    if not re.match(r"^\w+$", arg):
+        return False
+    local = re.search(r"const char \*%s\s*=([^;]*);" % arg, body)
     if local:
-        return constant_expr(local.group(1), consts)
+        return sql_argument_ok(p, pos, local.group(1).strip(), depth + 1)
     if arg in params:
+        # Every call of the function, in any store file, must pass a constant there.
         i = params.index(arg)
-        # Every call of the function must pass a constant there; its header line is not a call,
-        # whether the return type shares the line or stands on the line above.
-        calls = [m for m in re.finditer(r"\b%s\(" % fn, c)
-                 if not re.match(r"^(\w[^;{}]*)?$", c[c.rfind("\n", 0, m.start()) + 1:m.start()])]
         seen = False
-        for m in calls:
-            args = split_args(c[m.end():])
+        for q, at, args in calls_of(fn):
             if len(args) <= i:
                 continue
             seen = True
-            if not sql_argument_ok(c, m.start(), args[i], consts, depth + 1):
+            if not sql_argument_ok(q, at, args[i], depth + 1):
                 return False
         return seen
     return False
@@ -106,14 +140,12 @@ def sql_argument_ok(c, pos, arg, consts, depth=0):
 @tap.test("store_stmt() is only given static SQL constants of the same file (or variables only ever set to them)")
 def _():
     bad = []
-    for p, t in store_files.items():
-        consts = set(re.findall(r"static const char (\w+)\[\]\s*=", t))
-        c = code(t)
+    for p, c in FILES.items():
         for m in re.finditer(r"\bstore_stmt\(", c):
             args = split_args(c[m.end():])
             if args[0].startswith("struct store_conn"):
                 continue   # its definition
-            if not sql_argument_ok(c, m.start(), args[1], consts):
+            if not sql_argument_ok(p, m.start(), args[1]):
                 bad.append((p, args[1], c[:m.start()].count("\n") + 1))
     assert not bad, bad
 
@@ -131,35 +163,33 @@ def _():
     assert not bad, bad
 
 
-def pragma_formats_ok():
-    """store_exec_pragma() formats one number into a PRAGMA: every caller passes a constant "PRAGMA ...%lld"."""
+def pragma_formats():
+    """The format each call of store_exec_pragma() passes, with its file: a PRAGMA takes no parameter."""
+    out = []
+    for p, t in store_files.items():
+        c = code(t)
+        for m in re.finditer(r"\bstore_exec_pragma\(", c):
+            args = split_args(c[m.end():])
+            if not args[0].startswith("struct store_conn"):
+                out.append((p, args[1]))
+    return out
+
+
+@tap.test("sqlite3_exec() runs only constant text, the compiled-in migrations, or a PRAGMA given one integer")
+def _():
     bad = []
     for p, t in store_files.items():
-        literals = dict(re.findall(r'static const char (\w+)\[\]\s*=\s*"([^"]*)"\s*;', t))
-        for m in re.finditer(r"\bstore_exec_pragma\(", code(t)):
-            args = split_args(code(t)[m.end():])
-            if args[0].startswith("struct store_conn"):
-                continue   # its definition
-            fmt = literals.get(args[1])
-            if fmt is None or not fmt.startswith("PRAGMA ") or fmt.count("%") != 1 or "%lld" not in fmt:
-                bad.append((p, args[1]))
-    return bad
-
-
-@tap.test("sqlite3_exec() runs only constant text, the compiled-in migrations or a PRAGMA with one number")
-def _():
-    bad = pragma_formats_ok()
-    for p, t in store_files.items():
         consts = set(re.findall(r"static const char (\w+)\[\]\s*=", t))
-        c = code(t)
-        for m in re.finditer(r"sqlite3_exec\(\s*[^,]+,\s*([^,]+),", c):
-            arg = m.group(1).strip()
-            if arg.startswith('"') or arg in consts or arg in ("m->sql", "pragmas", "pragma"):
-                continue
-            fn, _params = enclosing_function(c, m.start())
-            if p == "daemon/store.c" and fn == "store_exec_pragma" and arg == "sql":
-                continue   # pragma_formats_ok above holds its callers to constants
-            bad.append((p, arg))
+        for arg in re.findall(r"sqlite3_exec\(\s*[^,]+,\s*([^,]+),", t):
+            arg = arg.strip()
+            if not (arg.startswith('"') or arg in ("m->sql", "pragmas", "pragma") or arg in consts
+                    or (arg == "sql" and "int store_exec_pragma(" in t)):
+                bad.append((p, arg))
+    # store_exec_pragma() formats its one integer into a constant PRAGMA of its caller's file.
+    for p, fmt in pragma_formats():
+        body = re.search(r"static const char %s\[\]\s*=\s*(\"[^\"]*\")" % re.escape(fmt), store_files[p])
+        if not body or not re.fullmatch(r'"PRAGMA [a-z_]+(=|\()%lld\)?"', body.group(1)):
+            bad.append((p, fmt, body.group(1) if body else "not a static constant of the file"))
     assert not bad, bad
 
 
