@@ -264,8 +264,10 @@ static int declare_knob(struct knob_space *sp, const char *name, const json_t *d
  * knobs, each with 1 to KNOB_MAX_VALUES values (a filter's mask has a bit
  * for each), integer values strictly ascending (floor_index, the features'
  * log2 offset, smallest_allowed), a prior among them, and ncand their
- * product (candidates are mixed-radix indices below it).
+ * product (candidates are mixed-radix indices below it).  Only assert()
+ * calls it: a release build (-DNDEBUG) has none.
  */
+#ifndef NDEBUG
 static bool space_holds(const struct knob_space *sp)
 {
 	long n = 1;
@@ -283,6 +285,7 @@ static bool space_holds(const struct knob_space *sp)
 	}
 	return n == sp->ncand && n <= SPACE_MAX_CANDIDATES;
 }
+#endif
 
 /* Counts candidates and model dimensions; -1 when over the limits. */
 static int space_finish(struct knob_space *sp, char *err, size_t err_len)
