@@ -249,8 +249,9 @@ static void nearest_measured(const struct learner *l, int near[KNOB_MAX][KNOB_MA
 				double d;
 				if (!(seen[k] & (1u << u)))
 					continue;
+				/* u == v first: a knob of one value has no feature (knobs_value_feature). */
 				if (u == v)
-					d = 0.0; /* a fixed knob (one value) has no feature: knobs_value_feature needs two */
+					d = 0.0;
 				else if (kn->type == KNOB_INT)
 					d = fabs(knobs_value_feature(kn, kn->ivalues[v]) - knobs_value_feature(kn, kn->ivalues[u]));
 				else
