@@ -249,10 +249,13 @@ static void nearest_measured(const struct learner *l, int near[KNOB_MAX][KNOB_MA
 				double d;
 				if (!(seen[k] & (1u << u)))
 					continue;
-				if (kn->type == KNOB_INT)
+				/* A value is its own nearest; a knob that is not tuned has that one value only. */
+				if (u == v)
+					d = 0.0;
+				else if (kn->type == KNOB_INT)
 					d = fabs(knobs_value_feature(kn, kn->ivalues[v]) - knobs_value_feature(kn, kn->ivalues[u]));
 				else
-					d = u == v ? 0.0 : INFINITY; /* one-hot: no value says anything of another */
+					d = INFINITY; /* one-hot: no value says anything of another */
 				if (near[k][v] < 0 || d < dist[k][v] || (u == kn->prior && d <= dist[k][v])) {
 					near[k][v] = u;
 					dist[k][v] = d;
