@@ -266,6 +266,7 @@ static int declare_knob(struct knob_space *sp, const char *name, const json_t *d
  * log2 offset, smallest_allowed), a prior among them, and ncand their
  * product (candidates are mixed-radix indices below it).
  */
+#ifndef NDEBUG /* only assert() asks, and a release compiles assert out */
 static bool space_holds(const struct knob_space *sp)
 {
 	long n = 1;
@@ -283,6 +284,7 @@ static bool space_holds(const struct knob_space *sp)
 	}
 	return n == sp->ncand && n <= SPACE_MAX_CANDIDATES;
 }
+#endif
 
 /* Counts candidates and model dimensions; -1 when over the limits. */
 static int space_finish(struct knob_space *sp, char *err, size_t err_len)
