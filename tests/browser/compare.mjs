@@ -53,6 +53,12 @@ await withDaemon(tap, async (d) => {
 		tap.ok(rows.length === 2 && rows.every((r) => /intra \d/.test(r) && /running/.test(r)),
 			'the table gives each job\'s state and config', rows);
 		tap.ok(rows.every((r) => /none|verdict|underuses|input_bound|no diagnosis/.test(r)), 'the table gives each job\'s verdicts', rows);
+		/* Both reported from before they registered (b2 five minutes): each started then, as its Ran and its axis count. */
+		const started = await page.$$eval('[data-testid=compare-table] tbody tr', (tr) =>
+			tr.map((r) => Date.parse(r.cells[3].querySelector('time').getAttribute('datetime')) / 1000));
+		tap.ok(started.length === 2 && Math.abs(started[0] - a.start) < 1 && Math.abs(started[1] - b2.start) < 1,
+			'the table gives each job\'s start as its axis counts it: its first sample, sent before it registered',
+			{ started, first: [a.start, b2.start] });
 		tap.ok(page.problems.length === 0, 'compare page: no console errors', page.problems);
 		await screenshot(page, 'compare-1280-light');
 

@@ -19,7 +19,7 @@ function throughput(cfg, i) {
 /*
  * A job that reports `points` steps, one per second ending now, in batches
  * of `batch` steps.  phases: names reported with phase_time_s; loss: whether
- * it reports a loss.  Returns {id, points, configs}.
+ * it reports a loss.  Returns {id, points, configs, start} (start: its first sample's time).
  */
 export async function reportingJob(d, reg, { points, batch = 20, phases = [], loss = true, t0 } = {}) {
 	const job = await d.api('POST', 'jobs', reg);
@@ -42,7 +42,7 @@ export async function reportingJob(d, reg, { points, batch = 20, phases = [], lo
 		const answer = await d.api('POST', `jobs/${job.id}/metrics`, { samples, config });
 		config = answer.config || config;
 	}
-	return { id: job.id, points, configs };
+	return { id: job.id, points, configs, start };
 }
 
 export async function seed(d) {

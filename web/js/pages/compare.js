@@ -65,7 +65,8 @@ function jobsTable(jobs, reports) {
 			link(String(j.id), 'jobs', j.id)] },
 		{ label: 'Workload', wrap: true, cell: (j) => [j.workload || '(unnamed)', fmt.params(obj(j.params)) ? h('div', { class: 'muted' }, fmt.params(obj(j.params))) : null] },
 		{ label: 'State', cell: (j) => badge(j.state || '–', j.state) },
-		{ label: 'Started', wide: true, cell: (j) => when(j.started) },
+		/* Where its axis starts, as Ran counts: a job that reported before it registered started then. */
+		{ label: 'Started', wide: true, cell: (j) => when(span(j)[0]) },
 		{ label: 'Ran', num: true, cell: (j) => fmt.duration(span(j)[1] - span(j)[0]) },
 		{ label: 'Config', wrap: true, cell: (j) => fmt.config(obj(j.config)) },
 		{ label: 'Verdicts', wrap: true, cell: (j) => verdictsCell(reports.get(j.id)) },
