@@ -84,6 +84,7 @@ static int plan_phase_cand(const struct tuner_plan *p, int i)
 	return p->over[i] >= 0 ? p->over[i] : p->top;
 }
 
+#ifndef NDEBUG /* the invariants below are asked by asserts alone: a release build has none */
 /*
  * What a plan of w is, as everything below relies on: a top candidate of
  * the space (or -1, none) and overrides only where there is a top, each a
@@ -131,6 +132,8 @@ static bool plan_passes(const struct tuner_workload *w, const struct tuner_plan 
 			return false;
 	return knobs_filter_pass(&w->sp, f, p->top);
 }
+
+#endif
 
 /* Drops overrides that change nothing, so that one plan has one form. */
 static void plan_normalize(const struct tuner_workload *w, struct tuner_plan *p)
