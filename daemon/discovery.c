@@ -728,8 +728,19 @@ refresh_running(struct discovery *d)
 	d->have_running = true;
 }
 
+/*
+ * Whether the job was registered after the tick's stamp (see discovery.h),
+ * a moment ago: its start beyond now by more than the slack is a clock set
+ * back, and waiting for it would lose the job's samples until then.
+ */
+static bool
+registered_after(const struct store_running_job *rj, double now, double stamp)
+{
+	return rj->started > stamp && rj->started <= now + DISCOVERY_START_SLACK_S;
+}
+
 int
-discovery_update(struct discovery *d, double now, const struct discovery_job **jobs, size_t *njobs,
+discovery_update(struct discovery *d, double now, double stamp, const struct discovery_job **jobs, size_t *njobs,
 		 const int64_t **gone, size_t *ngone)
 {
 	struct discovery_job *nj;
@@ -764,7 +775,8 @@ discovery_update(struct discovery *d, double now, const struct discovery_job **j
 	}
 	d->gone = ng;
 	for (i = 0; i < d->nrunning; i++)
-		assemble_job(d, &d->running[i], now);
+		if (!registered_after(&d->running[i], now, stamp))
+			assemble_job(d, &d->running[i], now);
 	settle(d, prev, nprev, d->running, d->nrunning);
 	free(prev);
 	*jobs = d->jobs;

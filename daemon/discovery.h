@@ -39,9 +39,12 @@ void discovery_set_rescan(struct discovery *d, double seconds);
  * Rescans /proc and the store's running jobs.  *jobs: the jobs with at least
  * one process; *gone: ids sampled last time and not now (ended here or
  * elsewhere).  Both stay valid until the next call.  -1 after logging when
- * /proc cannot be read.
+ * /proc cannot be read.  stamp is the time the tick's values are stored at
+ * (sampler.h's grid: up to an interval before now): a job registered after
+ * it, and by now, is left to the next update, since a point stamped before
+ * its start is outside its life, where its series are not read.
  */
-int discovery_update(struct discovery *d, double now, const struct discovery_job **jobs, size_t *njobs,
+int discovery_update(struct discovery *d, double now, double stamp, const struct discovery_job **jobs, size_t *njobs,
 		     const int64_t **gone, size_t *ngone);
 
 #endif

@@ -274,9 +274,9 @@ tick_grid_stamp(struct tick_grid *g, double interval, double now, double schedul
 	return round(t * 1000.0) / 1000.0;
 }
 
-/* Hands the window's rows to the writer (the store copies them) and opens the next window. */
+/* Hands the window's rows, stamped t, to the writer (the store copies them) and opens the next window. */
 static void
-post_window(struct sampler *s, double now, double scheduled)
+post_window(struct sampler *s, double t, double now)
 {
 	struct sample *nb;
 	size_t n;
@@ -291,7 +291,7 @@ post_window(struct sampler *s, double now, double scheduled)
 		}
 		s->batch = nb;
 	}
-	n = sample_window_rows(&s->win, tick_grid_stamp(&s->grid, s->tick_interval_s, now, scheduled), s->batch);
+	n = sample_window_rows(&s->win, t, s->batch);
 	r = n > 0 ? store_samples_post(s->store, s->batch, n) : STORE_OK;
 	if (r != STORE_OK)
 		log_debug("%s: %zu samples dropped: %s", __func__, n, store_strerror(r));
@@ -548,8 +548,10 @@ tick(struct sampler *s, double scheduled)
 	size_t njobs = 0, ngone = 0, i, k;
 	double mono = clock_mono_s(), now = clock_now_s(), c0 = thread_cpu_s(), *cost;
 	bool detail = tick_intervals(s, mono);
+	/* Before discovery: a job registered after the stamp waits for the next tick. */
+	double stamp = tick_grid_stamp(&s->grid, s->tick_interval_s, now, scheduled);
 
-	if (discovery_update(s->disc, now, &jobs, &njobs, &gone, &ngone) < 0)
+	if (discovery_update(s->disc, now, stamp, &jobs, &njobs, &gone, &ngone) < 0)
 		njobs = ngone = 0;
 	for (i = 0; i < ngone; i++) {
 		for (k = 0; k < s->ncol; k++)
@@ -568,7 +570,7 @@ tick(struct sampler *s, double scheduled)
 	if (sample_window_add(&s->win, s->out.v, s->out.n) < 0)
 		log_warn("%s: sample window", __func__);
 	/* Every tick is stored: the blocks make a point cost bits, not a row (store_blocks.c). */
-	post_window(s, now, scheduled);
+	post_window(s, stamp, now);
 	post_labels(s, now);
 	if (detail)
 		s->window_mono = mono;

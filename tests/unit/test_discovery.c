@@ -118,7 +118,7 @@ finds_trees_and_slurm_jobs(void **state)
 
 	trainer = register_pid(f, "trainer", 300, BTIME + 100);
 	reused = register_pid(f, "old", 500, BTIME + 100);
-	assert_int_equal(discovery_update(f->d, BTIME + 1000, &jobs, &njobs, &gone, &ngone), 0);
+	assert_int_equal(discovery_update(f->d, BTIME + 1000, BTIME + 1000, &jobs, &njobs, &gone, &ngone), 0);
 	assert_int_equal(njobs, 3);
 	assert_int_equal(ngone, 0);
 
@@ -166,7 +166,7 @@ follows_orphans_and_ends_empty_jobs(void **state)
 	point_at(f, "proc-jobs-t1");
 	/* Not due by time: the exit of 300 and 301 is what makes this update scan. */
 	discovery_set_rescan(f->d, 3600);
-	assert_int_equal(discovery_update(f->d, BTIME + 1001, &jobs, &njobs, &gone, &ngone), 0);
+	assert_int_equal(discovery_update(f->d, BTIME + 1001, BTIME + 1001, &jobs, &njobs, &gone, &ngone), 0);
 	/* 300 and 301 exited; 302, reparented to init, is still the trainer's. */
 	j = job_by_id(jobs, njobs, trainer);
 	assert_non_null(j);
@@ -195,16 +195,46 @@ scans_only_when_due(void **state)
 	/* Back to the first tree: 300 and 301 are there again, but no member of any job left. */
 	point_at(f, "proc-jobs-t0");
 	discovery_set_rescan(f->d, 3600);
-	assert_int_equal(discovery_update(f->d, BTIME + 1002, &jobs, &njobs, &gone, &ngone), 0);
+	assert_int_equal(discovery_update(f->d, BTIME + 1002, BTIME + 1002, &jobs, &njobs, &gone, &ngone), 0);
 	j = job_by_id(jobs, njobs, trainer);
 	assert_non_null(j);
 	assert_int_equal(j->npids, 1);
 	/* A scan every update again: the registered root 300 and its child are found. */
 	discovery_set_rescan(f->d, 0);
-	assert_int_equal(discovery_update(f->d, BTIME + 1003, &jobs, &njobs, &gone, &ngone), 0);
+	assert_int_equal(discovery_update(f->d, BTIME + 1003, BTIME + 1003, &jobs, &njobs, &gone, &ngone), 0);
 	j = job_by_id(jobs, njobs, trainer);
 	assert_non_null(j);
 	assert_int_equal(j->npids, 3);
+}
+
+/*
+ * A job registered after the stamp the tick's values get (a late tick, or
+ * the grid's stamp rounded down) joins from the next tick: sampled now, its
+ * first points would precede its start and be left out of its series (the
+ * first sample, with its memory limit, was lost that way).  A start beyond
+ * the clock by more than the slack is the clock set back: not waited for.
+ */
+static void
+a_job_registered_after_the_stamp_joins_at_the_next_tick(void **state)
+{
+	struct fx *f = *state;
+	const struct discovery_job *jobs;
+	const int64_t *gone;
+	size_t njobs, ngone;
+	int64_t late, ahead;
+
+	point_at(f, "proc-jobs-t0");
+	late = register_pid(f, "late", 500, BTIME + 1004.1);
+	assert_int_equal(discovery_update(f->d, BTIME + 1004.2, BTIME + 1004.0, &jobs, &njobs, &gone, &ngone), 0);
+	assert_null(job_by_id(jobs, njobs, late));
+	assert_int_equal(ngone, 0);
+	assert_int_equal(discovery_update(f->d, BTIME + 1004.45, BTIME + 1004.25, &jobs, &njobs, &gone, &ngone), 0);
+	assert_non_null(job_by_id(jobs, njobs, late));
+	assert_true(running(f, late));
+
+	ahead = register_pid(f, "clock-set-back", 400, BTIME + 5000);
+	assert_int_equal(discovery_update(f->d, BTIME + 1004.7, BTIME + 1004.5, &jobs, &njobs, &gone, &ngone), 0);
+	assert_non_null(job_by_id(jobs, njobs, ahead));
 }
 
 int
@@ -214,6 +244,7 @@ main(void)
 		cmocka_unit_test(finds_trees_and_slurm_jobs),
 		cmocka_unit_test(follows_orphans_and_ends_empty_jobs),
 		cmocka_unit_test(scans_only_when_due),
+		cmocka_unit_test(a_job_registered_after_the_stamp_joins_at_the_next_tick),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
