@@ -142,28 +142,14 @@ int store_cluster_outbox_peek(struct store *st, int max, json_t **out, int64_t *
 	return store_outbox_peek(st, sql_peek, sql_max, peek_row, "read the cluster outbox", max, out, last);
 }
 
-struct outbox_trim {
-	const char *sql, *what;
-	int64_t last;
-};
-
-static int apply_trim(struct store_conn *c, void *arg)
+static int apply_done(struct store_conn *c, void *arg)
 {
-	const struct outbox_trim *t = arg;
-
-	return store_run_id(c, t->sql, t->last, t->what);
-}
-
-int store_outbox_done(struct store *st, const char *done_sql, const char *what, int64_t last)
-{
-	struct outbox_trim t = {done_sql, what, last};
-
-	return store_write(st, apply_trim, &t);
+	return store_run_id(c, sql_done, *(const int64_t *)arg, "trim the cluster outbox");
 }
 
 int store_cluster_outbox_done(struct store *st, int64_t last)
 {
-	return store_outbox_done(st, sql_done, "trim the cluster outbox", last);
+	return store_write(st, apply_done, &last);
 }
 
 int store_cluster_outbox_stats(struct store *st, long *waiting, long *dropped)

@@ -81,9 +81,14 @@ int store_cluster_ranks_peek(struct store *st, int max, json_t **out, int64_t *l
 	return store_outbox_peek(st, sql_peek, sql_max, rank_row, "read the ranks' outbox", max, out, last);
 }
 
+static int apply_done(struct store_conn *c, void *arg)
+{
+	return store_run_id(c, sql_done, *(const int64_t *)arg, "trim the ranks' outbox");
+}
+
 int store_cluster_ranks_done(struct store *st, int64_t last)
 {
-	return store_outbox_done(st, sql_done, "trim the ranks' outbox", last);
+	return store_write(st, apply_done, &last);
 }
 
 static json_t *key_row(sqlite3_stmt *s)

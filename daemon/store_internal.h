@@ -131,8 +131,6 @@ void store_reader_done(struct store *st, struct store_conn *c);
 typedef json_t *store_row_fn(sqlite3_stmt *s);
 int store_outbox_peek(struct store *st, const char *peek_sql, const char *max_sql, store_row_fn *row,
 		      const char *what, int max, json_t **out, int64_t *last);
-/* The entries up to last reached the cluster store: done_sql (bound to ?1 = last) deletes them. */
-int store_outbox_done(struct store *st, const char *done_sql, const char *what, int64_t last);
 
 /*
  * A block's rowid (sql/015_series_blocks_key.sql): its span's index times
