@@ -6,7 +6,8 @@ samples are the leading dimension of the model's input summed over the
 step's micro-batches with gradients on (a validation forward is not
 counted), and whose phases are the model's top-level children (not the
 inner model's) and the data loader, those under a few percent of a step
-folded, all reported as found; the model saves and copies as its own class.
+folded, all reported as found; the model saves and copies as its own class,
+and it and its optimizer die where the script drops them.
 An inference job steps at each forward.  A script that opens its own session
 keeps its own marks, in the one job.  A script that never imports torch
 runs as it would, with its exit status, and the site's own sitecustomize
@@ -85,6 +86,8 @@ def check_training(d, result, err):
     timed = {s["phase"] for s in samples(d, j["id"], "phase_time_s")}
     assert timed == set(kept), (timed, kept)
     assert result["class"] == result["copy_class"] == "Outer" and result["saved_bytes"] > 0, result
+    # The model and optimizer die where the script drops them: dlprof's hooks hold neither.
+    assert result["freed"] == [True, True], result
     return j
 
 

@@ -4,13 +4,18 @@ Not one dlprof line, unless --session: then it opens its own session and
 reports its steps, but gives DistributedDataParallel no communication hook
 (the job of a user who followed only the quick example).  With --spawn it
 starts its two ranks itself, with torch.multiprocessing.spawn and an
-explicit rank.
+explicit rank.  A rank exits with an error when its DistributedDataParallel
+model outlives the function that made it: dlprof must never be its last
+owner (its destruction joins the process group's threads; see
+dlprof._steps).
 
   auto_ddp_job.py STEPS [--session | --spawn]
 """
+import gc
 import os
 import socket
 import sys
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -43,11 +48,19 @@ def train(steps, own_session):
             step()
     dist.barrier()
     dist.destroy_process_group()
+    return weakref.ref(ddp)
+
+
+def train_and_drop(steps, own_session):
+    ddp = train(steps, own_session)
+    gc.collect()
+    if ddp() is not None:
+        sys.exit("the DistributedDataParallel model outlived the script's last reference to it")
 
 
 def spawned(rank, world, steps):
     dist.init_process_group("gloo", rank=rank, world_size=world)
-    train(steps, False)
+    train_and_drop(steps, False)
 
 
 def main():
@@ -60,7 +73,7 @@ def main():
         torch.multiprocessing.spawn(spawned, args=(2, steps), nprocs=2, join=True)
         return
     dist.init_process_group("gloo")
-    train(steps, "--session" in sys.argv)
+    train_and_drop(steps, "--session" in sys.argv)
 
 
 if __name__ == "__main__":

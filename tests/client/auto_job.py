@@ -9,7 +9,9 @@ sitecustomize left (its MARK), or null.
   train    a nested model (backbone: a model with its own children; head;
            dropout) over a DataLoader, SGD with two micro-batches per step,
            a validation forward under no_grad every third step; then the
-           model is saved whole (torch.save) and deep-copied
+           model is saved whole (torch.save) and deep-copied; then the
+           script drops the model and its optimizer, and "freed" says
+           whether each died there (dlprof must never be their last owner)
   infer    the same model in inference: no optimizer, eval(), no_grad
   marks    the training loop inside its own dlprof.session, phases "fwd"
            and "bwd", s.step(samples=...) at each step
@@ -56,7 +58,9 @@ def model_and_data(torch, batch):
 
 def train(torch, steps, batch, out):
     import copy
+    import gc
     import io
+    import weakref
 
     model, loader = model_and_data(torch, batch // 2)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -78,6 +82,10 @@ def train(torch, steps, batch, out):
     out["saved_bytes"] = buf.tell()
     out["copy_class"] = type(copy.deepcopy(model)).__name__
     out["class"] = type(model).__name__
+    owned = [weakref.ref(model), weakref.ref(opt)]
+    del model, opt
+    gc.collect()
+    out["freed"] = [ref() is None for ref in owned]
 
 
 def infer(torch, steps, batch, out):

@@ -17,8 +17,14 @@ arguments, and leave the job's objects as the job made them:
   holds.  type(m) is the subclass until release() puts every class back.
 
 What a probe does on a call is looked up by the instance's id in the
-Prober's table, so nothing about the probe lives on the instance.
+Prober's table, so nothing about the probe lives on the instance.  The
+table holds the instance through a weak reference: the job's model dies
+where the job drops it, never in dlprof (a DistributedDataParallel's
+destruction joins its process group's threads; dlprof's exit path, with
+the GIL held, must not be where that happens), and its entry goes with it.
 """
+
+import weakref
 
 # object's own __class__ setter: the probing subclass's __class__ property defers to it.
 _SET_CLASS = vars(object)["__class__"].__set__
@@ -28,7 +34,7 @@ class Prober:
     """Probes module instances; enter(module, args, kwargs) and leave(module) run around each call."""
 
     def __init__(self):
-        self._probes = {}          # id(module) -> (module, enter, leave)
+        self._probes = {}          # id(module) -> (weakref to module, enter, leave)
         self._classes = {}         # original class -> its probing subclass
 
     def __contains__(self, module):
@@ -36,28 +42,44 @@ class Prober:
 
     def probe(self, module, enter, leave):
         """Times module's calls from now on; False when its class cannot be swapped."""
-        cls = type(module)
-        if id(module) in self._probes:
-            self._probes[id(module)] = (module, enter, leave)
+        key = id(module)
+        entry = self._probes.get(key)
+        if entry is not None and entry[0]() is module:
+            self._probes[key] = (entry[0], enter, leave)
             return True
+        probes = self._probes
+
+        def dead(ref):
+            if probes.get(key, (None,))[0] is ref:
+                del probes[key]
+
+        try:
+            ref = weakref.ref(module, dead)
+        except TypeError:
+            return False
+        cls = type(module)
         sub = self._classes.get(cls) or self._subclass(cls)
         try:
             _SET_CLASS(module, sub)
         except TypeError:
             return False
         self._classes[cls] = sub
-        self._probes[id(module)] = (module, enter, leave)
+        self._probes[key] = (ref, enter, leave)
         return True
 
     def unprobe(self, module):
-        entry = self._probes.pop(id(module), None)
-        if entry is not None:
+        entry = self._probes.get(id(module))
+        if entry is not None and entry[0]() is module:
+            del self._probes[id(module)]
             _SET_CLASS(module, type(module).__bases__[0])
 
     def release(self):
-        """Every probed instance gets its own class back."""
-        for module, _, _ in list(self._probes.values()):
-            self.unprobe(module)
+        """Every probed instance still alive gets its own class back."""
+        for ref, _, _ in list(self._probes.values()):
+            module = ref()
+            if module is not None:
+                self.unprobe(module)
+        self._probes.clear()
 
     def _subclass(self, cls):
         probes = self._probes
@@ -65,7 +87,7 @@ class Prober:
 
         def __call__(self, *args, **kwargs):
             entry = probes.get(id(self))
-            if entry is None or entry[0] is not self:
+            if entry is None or entry[0]() is not self:
                 return call(self, *args, **kwargs)
             entry[1](self, args, kwargs)
             try:

@@ -36,6 +36,13 @@ Calls are seen through dlprof._probe (no hooks on the job's objects) and
 dlprof._patch (Optimizer.step, the data loader's __next__); stop() puts
 everything back.  All of it runs in the job's training thread: calls from
 other threads are ignored.
+
+The job's modules and optimizers are held only through weak references, so
+each dies where the job drops it.  Were dlprof their last owner, a
+DistributedDataParallel model would die in dlprof's exit path: its
+Reducer's destructor joins the gloo process group's worker threads with the
+GIL held, and a worker freeing a tensor a Python comm hook made waits for
+the GIL (pytorch/pytorch#56297): the process hangs at exit.
 """
 
 import functools
@@ -89,6 +96,11 @@ def _unwrapped(module):
     return module
 
 
+def _alive(ref):
+    """What the weak reference ref holds, or None (ref None or dead)."""
+    return ref() if ref is not None else None
+
+
 def _script_name(module):
     """module's name among the script's globals, else its class's name in lower case."""
     main = sys.modules.get("__main__")
@@ -116,16 +128,15 @@ class Steps:
         self._hooks = []               # the global module hooks, while discovering
         self._tid = None               # the training thread
         self._depth = 0                # module calls in progress (discovering)
-        self._top = []                 # top-level modules called, in order of first call
-        self._top_ids = set()
+        self._top = {}                 # id -> weakref of the top-level modules called, in order of first call
         self._top_calls = 0
         self._optimizers = 0           # optimizers built
         self._clock = None             # the optimizer whose steps end steps
         self._in_step = False
         self.mode = None               # None while discovering, then "train" or "infer"
-        self.phases = {}               # name -> module (DATA_PHASE -> None)
+        self.phases = {}               # name -> weakref to its module (DATA_PHASE -> None)
         self._roles = {}               # id(module) -> phase name or None, for probed modules
-        self._entry = self._closer = None
+        self._entry = self._closer = None    # weakrefs: the model's first and last top-level modules
         self._samples = 0
         self._started = False          # the first step ended
         self._measured = 0             # steps measured for folding
@@ -237,12 +248,13 @@ class Steps:
 
     def _top_call(self, module):
         self._top_calls += 1
-        if id(module) not in self._top_ids:
-            self._top_ids.add(id(module))
-            self._top.append(module)
+        known = self._top.get(id(module))
+        if known is None or known() is not module:
+            self._top.pop(id(module), None)     # a dead module's id, reused
+            self._top[id(module)] = weakref.ref(module)
             return
         # A top-level module called again: one cycle of the job is behind.
-        if self.mode is not None or (not _has_params(module) and any(_has_params(m) for m in self._top)):
+        if self.mode is not None or (not _has_params(module) and any(_has_params(m) for m in self._top_modules())):
             return
         waiting = self._optimizers > 0 and self._torch.is_grad_enabled() and self._top_calls < INFER_AFTER
         if not waiting:
@@ -261,6 +273,10 @@ class Steps:
             self._decide("train", opt)
         self._step_end()
 
+    def _top_modules(self):
+        """The top-level modules called that are still alive, in order of first call."""
+        return [m for m in (ref() for ref in self._top.values()) if m is not None]
+
     # ---- deciding ----
 
     def _decide(self, mode, opt):
@@ -273,26 +289,26 @@ class Steps:
         for h in self._hooks:
             h.remove()
         self._hooks = []
-        model = [m for m in self._top if _has_params(m)] or list(self._top)
+        top = self._top_modules()
+        model = [m for m in top if _has_params(m)] or top
         if opt is not None:
             held = {id(p) for g in opt.param_groups for p in g["params"]}
             mine = [m for m in model if any(id(p) in held for p in m.parameters())]
             model = mine or model
-        self._top = []
-        self._top_ids = set()
+        self._top = {}
         if not model:
             return
-        self._entry = model[0]
-        self._closer = model[-1] if mode == "infer" else None
+        self._entry = weakref.ref(model[0])
+        self._closer = weakref.ref(model[-1]) if mode == "infer" else None
         if len(model) == 1:
             named = list(_unwrapped(model[0]).named_children())
         else:
             named = [(_script_name(m), m) for m in model]
         for name, child in named:
             if name not in self.phases and id(child) not in self._roles:
-                self.phases[name] = child
+                self.phases[name] = weakref.ref(child)
                 self._roles[id(child)] = name
-        for m in [self._entry, self._closer] + [c for c in self.phases.values() if c is not None]:
+        for m in [model[0], model[-1] if mode == "infer" else None] + [_alive(c) for c in self.phases.values()]:
             if m is not None:
                 self._roles.setdefault(id(m), None)
                 self._prober.probe(m, self._call_enter, self._call_leave)
@@ -302,7 +318,7 @@ class Steps:
     def _call_enter(self, module, args, kwargs):
         if threading.get_ident() != self._tid:
             return
-        if module is self._entry and (self.mode == "infer" or self._torch.is_grad_enabled()):
+        if module is _alive(self._entry) and (self.mode == "infer" or self._torch.is_grad_enabled()):
             n = leading_dim(args, kwargs)
             if n is not None:
                 self._samples += n
@@ -316,7 +332,7 @@ class Steps:
         name = self._roles.get(id(module))
         if name is not None:
             self._phase_leave(name)
-        if module is self._closer and self.mode == "infer":
+        if module is _alive(self._closer) and self.mode == "infer":
             self._step_end()
 
     def _phase_enter(self, name):
@@ -372,13 +388,17 @@ class Steps:
         ranked = sorted(shares, key=shares.get, reverse=True)
         kept = [n for n in ranked if shares[n] >= FOLD_SHARE][:MAX_PHASES]
         self._kept = set(kept)
-        for name, module in list(self.phases.items()):
+        entry, closer = _alive(self._entry), _alive(self._closer)
+        for name, ref in list(self.phases.items()):
             if name in self._kept:
                 continue
             del self.phases[name]
-            if module is None:
+            module = _alive(ref)
+            if ref is None:
                 self._data_on = False
-            elif module is not self._entry and module is not self._closer:
+            elif module is None:
+                continue
+            elif module is not entry and module is not closer:
                 self._prober.unprobe(module)
                 self._roles.pop(id(module), None)
             else:
