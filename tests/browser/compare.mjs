@@ -13,7 +13,7 @@ import { Tap } from './lib/tap.mjs';
 import { browserMissing, withDaemon, launch, open, screenshot } from './lib/harness.mjs';
 import { reportingJob } from './lib/seed.mjs';
 
-const tap = new Tap(17);
+const tap = new Tap(18);
 const why = await browserMissing();
 if (why)
 	tap.skipAll(why);
