@@ -45,6 +45,7 @@ const struct metric_info metric_catalogue[] = {
 	{"cpu.threads", J, "threads", "threads", G, 1, "Threads of the job"},
 	{"cpu.busy_threads", J, "threads", "busy_threads", G, 1, "Threads that used a quarter core or more"},
 	{"cpu.thread_max_cores", J, "cores", "thread_max_cpu_cores", G, 1, "CPU of the job's busiest thread"},
+	{"cpu.busy_thread_cores", J, "cores", "busy_thread_cpu_cores", G, 1, "CPU of the job's busy threads, summed"},
 	{"cpu.allowed", J, "cpus", "allowed_cpus", G, 1, "CPUs the job's affinity allows"},
 	{"cpu.quota_cores", J, "cores", "cpu_quota_cores", G, 1, "CPU quota of the job's cgroup"},
 	{"cpu.cpuset_cpus", J, "cpus", "cpuset_cpus", G, 1, "CPUs in the job's cgroup cpuset"},

@@ -125,6 +125,7 @@ struct proc_detail {
 	size_t thread_series;          /* threads given a series so far */
 	long busy_threads;
 	double max_thread_ns;          /* the busiest thread's CPU time in the interval */
+	double busy_thread_ns;         /* the busy threads' CPU time in the interval, summed */
 	unsigned long long dwait_ns, dslices;
 	int have_sched;
 };
@@ -396,8 +397,10 @@ proc_tally_task(const struct proc_ctx *c, const struct proc_task *old, const str
 	if (old == NULL || elapsed <= 0 || cur->cpu_ns < old->cpu_ns)
 		return -1;
 	ns = (double)(cur->cpu_ns - old->cpu_ns);
-	if (ns / 1e9 / elapsed >= PROC_BUSY_THREAD_CORES)
+	if (ns / 1e9 / elapsed >= PROC_BUSY_THREAD_CORES) {
 		d->busy_threads++;
+		d->busy_thread_ns += ns;
+	}
 	if (ns > d->max_thread_ns)
 		d->max_thread_ns = ns;
 	if (c->schedstat && cur->wait_ns >= old->wait_ns && cur->slices >= old->slices) {
@@ -669,6 +672,7 @@ proc_detail_job(struct proc_ctx *c, struct proc_job *j, const struct collector_j
 	if (elapsed > 0) {
 		collector_put(out, job->id, (double)d.busy_threads, "cpu.busy_threads");
 		collector_put(out, job->id, proc_thread_cores(c, d.max_thread_ns, elapsed), "cpu.thread_max_cores");
+		collector_put(out, job->id, proc_thread_cores(c, d.busy_thread_ns, elapsed), "cpu.busy_thread_cores");
 		if (d.have_sched) {
 			collector_put(out, job->id, collector_resolved((double)d.dslices / elapsed, 1 / elapsed),
 				      "sched.switches_per_s");

@@ -72,6 +72,7 @@ static const struct {
 	{"cpu.busy_threads", offsetof(struct diag_window, busy_threads)},
 	{"cpu.processes", offsetof(struct diag_window, processes)},
 	{"cpu.thread_max_cores", offsetof(struct diag_window, thread_max_cores)},
+	{"cpu.busy_thread_cores", offsetof(struct diag_window, busy_thread_cores)},
 	{"mem.rss_bytes", offsetof(struct diag_window, rss_bytes)},
 	{"mem.limit_bytes", offsetof(struct diag_window, mem_limit_bytes)},
 	{"mem.major_faults_per_s", offsetof(struct diag_window, major_faults_per_s)},

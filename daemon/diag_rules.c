@@ -148,7 +148,15 @@ derive(const struct diag_window *w, size_t i, const struct diag_thresholds *th, 
 	d->cpu_share = ratio(d->runnable, x->allowed_cpus);
 	d->mem_share = ratio(x->rss_bytes, x->mem_limit_bytes);
 	d->gpu_util = ratio(x->gpu_util_percent, x->gpus);
-	d->thread_mean = ratio(x->cpu_cores, x->busy_threads);
+	/*
+	 * The mean busy thread is of the busy threads' own CPU: the job's
+	 * whole cpu_cores also holds its threads under the busy mark (an idle
+	 * parent, a helper at 0.2 of a core), and over busy_threads alone
+	 * they raise the mean, so a job whose one thread runs 1.7x its busy
+	 * peers read 1.5x.  Stores written before the sum was sampled hold
+	 * only cpu_cores: the mean from it errs high, toward no verdict.
+	 */
+	d->thread_mean = ratio(isfinite(x->busy_thread_cores) ? x->busy_thread_cores : x->cpu_cores, x->busy_threads);
 	d->imbalance = ratio(x->thread_max_cores, d->thread_mean);
 	d->mpki = ratio(x->llc_misses_per_s, x->instructions_per_s / 1000.0);
 	derive_phases(w, i, th->sustain_s, d, ckpt);

@@ -44,6 +44,7 @@ struct diag_window {
 	double switches_per_s;
 	double threads, busy_threads, processes;
 	double thread_max_cores;   /* the busiest thread */
+	double busy_thread_cores;  /* the busy threads' CPU, summed */
 	double allowed_cpus;       /* affinity, cpuset and quota, the smallest */
 	double rss_bytes, mem_limit_bytes, major_faults_per_s;
 	double gpus, gpu_util_percent;  /* summed over the job's GPUs */

@@ -390,6 +390,42 @@ test_imbalanced(void **state)
 	assert_int_equal(run(w, NW, &th, v), 0);
 }
 
+/*
+ * The mean busy thread is of the busy threads' own CPU.  The job of
+ * tests/integration/test_diagnosis.py on a loaded node: one thread at 0.87
+ * of a core, two of its 0.4-duty threads at 0.31, the third at 0.23 (under
+ * the busy mark) and the idle parent; 1.73 cores in all.  Busiest over the
+ * busy mean is 0.87 / (1.49 / 3) = 1.75; over the whole job's CPU it read
+ * 0.87 / (1.73 / 3) = 1.51, and a tick's noise put it under 1.5.
+ */
+static void
+test_imbalanced_below_busy_mark(void **state)
+{
+	struct diag_verdict v[16];
+	struct diag_window w[NW];
+	size_t n;
+
+	(void)state;
+	healthy(w, NW);
+	for (size_t i = 0; i < NW; i++) {
+		w[i].allowed_cpus = 2;
+		w[i].threads = 5;
+		w[i].processes = 5;
+		w[i].busy_threads = 3;
+		w[i].cpu_cores = 1.73 + (i % 2 ? 0.02 : 0);   /* the CPU under the mark comes and goes */
+		w[i].busy_thread_cores = 0.87 + 2 * 0.31;
+		w[i].thread_max_cores = 0.87;
+	}
+	n = run(w, NW, &th, v);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].kind, DIAG_IMBALANCED);
+	assert_float_equal(diag_evidence(&v[0], "thread_mean_cores"), 1.49 / 3, 1e-9);
+	/* Three busy threads near even: the busiest is near their mean. */
+	for (size_t i = 0; i < NW; i++)
+		w[i].busy_thread_cores = 0.87 + 2 * 0.7;
+	assert_int_equal(run(w, NW, &th, v), 0);
+}
+
 /* Counter fixtures: instructions 1e9/s; misses and IPC as given. */
 static void
 counters(struct diag_window *w, size_t n, double ipc, double misses_per_s)
@@ -507,6 +543,7 @@ main(void)
 		cmocka_unit_test(test_communication_and_checkpoint),
 		cmocka_unit_test(test_memory_pressure),
 		cmocka_unit_test(test_imbalanced),
+		cmocka_unit_test(test_imbalanced_below_busy_mark),
 		cmocka_unit_test(test_counter_fixtures),
 		cmocka_unit_test(test_no_pmu_is_undecided_not_guessed),
 		cmocka_unit_test(test_unmeasured_figures_never_fire),

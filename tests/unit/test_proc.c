@@ -104,6 +104,7 @@ job_rates_match_the_snapshots(void **state)
 	/* Threads: 19, 17 and 18 ticks; none reached a quarter core on the loaded VM. */
 	assert_float_equal(collector_value_of(&f->out, 7, "cpu.thread_max_cores"), 0.19, 1e-9);
 	assert_true(collector_value_of(&f->out, 7, "cpu.busy_threads") == 0);
+	assert_true(collector_value_of(&f->out, 7, "cpu.busy_thread_cores") == 0);
 	/* Without schedstat there is no waiting time or slice count to give. */
 	assert_true(isnan(collector_value_of(&f->out, 7, "sched.wait_cores")));
 	assert_true(isnan(collector_value_of(&f->out, 7, "sched.switches_per_s")));
@@ -370,6 +371,8 @@ schedstat_waits_and_switches(void **state)
 	assert_true(collector_value_of(&f->out, 9, "cpu.busy_threads") == 3);
 	/* Nanoseconds over the interval, kept to the 10 us a second the interval is known to. */
 	assert_true(collector_value_of(&f->out, 9, "cpu.thread_max_cores") == 0.37821);
+	/* The three busy threads' 1116824652 ns, summed before rounding. */
+	assert_float_equal(collector_value_of(&f->out, 9, "cpu.busy_thread_cores"), 1.11682, 1e-9);
 	/* Waits +58537156 + 91819187 + 80335878 ns; slices +253 + 309 + 266. */
 	assert_true(collector_value_of(&f->out, 9, "sched.wait_cores") == 0.23069);
 	assert_float_equal(collector_value_of(&f->out, 9, "sched.switches_per_s"), 828, 1e-9);
