@@ -231,6 +231,21 @@ static void report(const struct origin *o, const char *key, const char *fmt, con
 		log_err("option --%s: %s", key, what);
 }
 
+/*
+ * Keys a release read and this one no longer does: a file that still sets
+ * one loads (an upgrade must not stop a node's daemon), with a warning.
+ * explore_share: exploration follows the expected improvement (tuner_plan.c).
+ */
+static const char *const retired_keys[] = {"explore_share"};
+
+static bool key_retired(const char *name)
+{
+	for (size_t i = 0; i < sizeof(retired_keys) / sizeof(retired_keys[0]); i++)
+		if (strcmp(retired_keys[i], name) == 0)
+			return true;
+	return false;
+}
+
 static const struct key *key_find(const char *name)
 {
 	for (size_t i = 0; i < NKEYS; i++)
@@ -470,6 +485,10 @@ static int ini_on_value(void *user, const char *section, const char *name, const
 		return 1;
 	}
 	k = key_find(name);
+	if (!k && key_retired(name)) {
+		log_warnx("%s:%d: %s: no longer used by this release; ignored", st->origin.file, st->origin.line, name);
+		return 1;
+	}
 	if (!k) {
 		report(&st->origin, name, "unknown key%s", "");
 		st->errors++;

@@ -137,6 +137,11 @@ static void test_bad_file(void **state)
 	write_conf("interval = 1\nno_such_key = 3\n");
 	assert_int_equal(load(&cfg, 3, argv), CONFIG_ERROR);
 	unlink(conf_path);
+	/* A key an earlier release read loads, ignored: an upgrade keeps the node's daemon running. */
+	write_conf("interval = 1\nexplore_share = 0.1\n");
+	assert_int_equal(load(&cfg, 3, argv), CONFIG_OK);
+	config_free(cfg);
+	unlink(conf_path);
 	write_conf("[other]\ninterval = 1\n");
 	assert_int_equal(load(&cfg, 3, argv), CONFIG_ERROR);
 	unlink(conf_path);
