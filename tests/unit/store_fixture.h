@@ -44,6 +44,30 @@ store_fixture_close(struct store_fixture *f)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* cmocka group set-up and teardown: *state is a store_fixture of its own. */
+static inline int
+store_fixture_setup(void **state)
+{
+	struct store_fixture *f = calloc(1, sizeof(*f));
+
+	if (f == NULL || store_fixture_open(f) < 0) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static inline int
+store_fixture_teardown(void **state)
+{
+	struct store_fixture *f = *state;
+	int r = store_fixture_close(f);
+
+	free(f);
+	return r;
+}
+
 /*
  * A job of workload registered at started with pid (0: none); external_id
  * may be NULL, rank (with external_id) makes it a rank joining its

@@ -23,27 +23,6 @@
 
 #define T0 1700000000.0
 
-static int
-setup(void **state)
-{
-	struct store_fixture *f = calloc(1, sizeof(*f));
-
-	if (f == NULL || store_fixture_open(f) < 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct store_fixture *f = *state;
-	int r = store_fixture_close(f);
-
-	free(f);
-	return r;
-}
-
 /* A completed trial of job on a config with intra_threads = threads, its mean the threads x 100. */
 static void
 trial(struct store *st, int64_t job, const char *phase, int threads)
@@ -300,10 +279,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(trials_enter_only_while_on, setup, teardown),
-		cmocka_unit_test_setup_teardown(outbox_is_bounded, setup, teardown),
-		cmocka_unit_test_setup_teardown(ranks_wait_for_their_newest_figures, setup, teardown),
-		cmocka_unit_test_setup_teardown(distributed_jobs_with_ranks_elsewhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(trials_enter_only_while_on, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(outbox_is_bounded, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(ranks_wait_for_their_newest_figures, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(distributed_jobs_with_ranks_elsewhere, store_fixture_setup, store_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,27 +19,6 @@
 
 #define T0 1700000000.0
 
-static int
-setup(void **state)
-{
-	struct store_fixture *f = calloc(1, sizeof(*f));
-
-	if (f == NULL || store_fixture_open(f) < 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct store_fixture *f = *state;
-	int r = store_fixture_close(f);
-
-	free(f);
-	return r;
-}
-
 /* Rank rank (of world) of the job keyed key, on node; its job's id. */
 static int64_t
 join(struct store *st, const char *key, int rank, int local_rank, int world, const char *node, int64_t pid)
@@ -234,10 +213,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(ranks_of_one_key_make_one_job, setup, teardown),
-		cmocka_unit_test_setup_teardown(first_batch_is_warm_up_and_means_are_per_step, setup, teardown),
-		cmocka_unit_test_setup_teardown(last_rank_ends_job_with_first_failure, setup, teardown),
-		cmocka_unit_test_setup_teardown(running_ranks_are_those_of_running_jobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(ranks_of_one_key_make_one_job, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(first_batch_is_warm_up_and_means_are_per_step, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(last_rank_ends_job_with_first_failure, store_fixture_setup, store_fixture_teardown),
+		cmocka_unit_test_setup_teardown(running_ranks_are_those_of_running_jobs, store_fixture_setup, store_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
