@@ -87,7 +87,7 @@ TESTS += tests/unit/test_gpu_pick
 tests_unit_test_gpu_pick_SOURCES = tests/unit/test_gpu_pick.c
 tests_unit_test_gpu_pick_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gpu_pick_LDADD = $(UNIT_LDADD)
-tests_unit_test_store_SOURCES = tests/unit/test_store.c
+tests_unit_test_store_SOURCES = tests/unit/test_store.c tests/unit/store_fixture.h
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(UNIT_LDADD)
 # The ranks of distributed jobs in the store (store_ranks.c), on a store seeded with them.
@@ -133,7 +133,7 @@ EXTRA_DIST += tests/fixtures/store-b4c3343/db.gz tests/fixtures/store-b4c3343/po
 # The series' tiers and the storage budget: dense spans, summaries, the raw window, bytes on disk.
 check_PROGRAMS += tests/unit/test_store_tiers
 TESTS += tests/unit/test_store_tiers
-tests_unit_test_store_tiers_SOURCES = tests/unit/test_store_tiers.c
+tests_unit_test_store_tiers_SOURCES = tests/unit/test_store_tiers.c tests/unit/store_fixture.h
 tests_unit_test_store_tiers_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_tiers_LDADD = $(UNIT_LDADD)
 check_PROGRAMS += tests/unit/test_array

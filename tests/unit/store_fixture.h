@@ -1,12 +1,14 @@
 /*
  * A real store in a fresh temporary directory, for the unit tests that seed
  * one (store ranks, the cluster outbox, the diagnosis report, live
- * streams), and the job rows they seed it with.  Header-only, like
+ * streams), the job rows they seed it with, and a look at a store's file
+ * behind its back (the store tests).  Header-only, like
  * collectors_fixture.h: each test links it into its own binary.
  */
 #ifndef DLPROF_TEST_STORE_FIXTURE_H
 #define DLPROF_TEST_STORE_FIXTURE_H
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -86,6 +88,25 @@ store_fixture_job(struct store *st, const char *workload, const char *external_i
 	if (rank != NULL)
 		return store_job_join(st, &spec, &id, &adopted) == STORE_OK ? id : -1;
 	return store_job_register(st, &spec, &id) == STORE_OK ? id : -1;
+}
+
+/* The first column of sql's first row, read from the database at path through a connection of its own; -1 when none. */
+static inline int64_t
+store_fixture_query_int(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s = NULL;
+	int64_t v = -1;
+
+	if (sqlite3_open(path, &db) != SQLITE_OK) {
+		sqlite3_close(db);
+		return -1;
+	}
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
 }
 
 #endif

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "store.h"
+#include "store_fixture.h"
 #include "store_events.h"
 #include "store_internal.h"
 #include "store_labels.h"
@@ -50,21 +51,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int query_int(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *s;
-	int v = -1;
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
-}
-
 static void test_migrations_on_new_file(void **state)
 {
 	struct fixture *f = *state;
@@ -73,8 +59,8 @@ static void test_migrations_on_new_file(void **state)
 	assert_non_null(st);
 	store_close(st);
 	assert_true(store_schema_version() >= 1);
-	assert_int_equal(query_int(f->path, "PRAGMA user_version"), store_schema_version());
-	assert_int_equal(query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+	assert_int_equal(store_fixture_query_int(f->path, "PRAGMA user_version"), store_schema_version());
+	assert_int_equal(store_fixture_query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name IN "
 					    "('node','workloads','jobs','samples','trials')"), 5);
 	/* Reopening an up-to-date file migrates nothing and works. */
 	st = store_open(f->path, &opts);
@@ -93,7 +79,7 @@ static void test_refuses_newer_schema(void **state)
 	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 100000", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	assert_null(store_open(f->path, &opts));
-	assert_int_equal(query_int(f->path, "PRAGMA user_version"), 100000);
+	assert_int_equal(store_fixture_query_int(f->path, "PRAGMA user_version"), 100000);
 }
 
 static void test_refuses_foreign_database(void **state)
@@ -106,8 +92,8 @@ static void test_refuses_foreign_database(void **state)
 			 SQLITE_OK);
 	sqlite3_close(db);
 	assert_null(store_open(f->path, &opts));
-	assert_int_equal(query_int(f->path, "SELECT count(*) FROM theirs"), 1);
-	assert_int_equal(query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'jobs'"), 0);
+	assert_int_equal(store_fixture_query_int(f->path, "SELECT count(*) FROM theirs"), 1);
+	assert_int_equal(store_fixture_query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'jobs'"), 0);
 }
 
 static void test_refuses_non_sqlite_file(void **state)
@@ -146,7 +132,7 @@ static void test_jobs(void **state)
 
 	a = register_job(st, "lstm", "{\"batch\":64}");
 	c = register_job(st, "lstm", "{\"batch\":64}");
-	assert_int_equal(query_int(f->path, "SELECT count(*) FROM workloads"), 1);
+	assert_int_equal(store_fixture_query_int(f->path, "SELECT count(*) FROM workloads"), 1);
 	assert_int_equal(store_job_brief(st, a, &b), STORE_OK);
 	assert_true(b.running && b.has_uid && b.uid == 1000);
 	assert_string_equal(b.workload, "lstm");
@@ -266,7 +252,7 @@ static void test_samples_and_latest(void **state)
 	assert_int_equal(json_array_size(json_object_get(job, "phases")), 1);
 	json_decref(job);
 	store_close(st);
-	assert_int_equal(query_int(f->path, "SELECT count(*) FROM samples"), 201);
+	assert_int_equal(store_fixture_query_int(f->path, "SELECT count(*) FROM samples"), 201);
 }
 
 static void test_phases_listed_once_each_in_order(void **state)
@@ -295,7 +281,7 @@ static void test_phases_listed_once_each_in_order(void **state)
 	json_decref(job);
 	store_close(st);
 	/* The walk has the index it relies on. */
-	assert_int_equal(query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'samples_job_phase'"), 1);
+	assert_int_equal(store_fixture_query_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'samples_job_phase'"), 1);
 }
 
 struct writer_arg {
@@ -332,7 +318,7 @@ static void test_concurrent_writers(void **state)
 		pthread_join(th[i], NULL);
 	/* Closing drains what was posted and not yet committed. */
 	store_close(st);
-	assert_int_equal(query_int(f->path, "SELECT count(*) FROM samples"), 8 * 250);
+	assert_int_equal(store_fixture_query_int(f->path, "SELECT count(*) FROM samples"), 8 * 250);
 }
 
 static const char sql_count_jobs[] = "SELECT count(*) FROM jobs";

@@ -27,6 +27,7 @@
 #include "migrations.h"
 #include "series_codec.h"
 #include "store.h"
+#include "store_fixture.h"
 #include "store_internal.h"
 #include "store_series.h"
 
@@ -97,22 +98,6 @@ teardown(void **state)
 	return r;
 }
 
-static int64_t
-query_int(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *s;
-	int64_t v = -1;
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
-}
-
 static double
 point(json_t *pts, size_t i, int k)
 {
@@ -165,8 +150,8 @@ whole_life_downsampled(void **state)
 		assert_true(point(a.bands, 0, 0) == 0 && point(a.bands, 0, 1) >= 4 && point(a.bands, 0, 1) <= 5);
 		answer_free(&a);
 	}
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
-	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_blocks"), N + 10);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT sum(n) FROM series_blocks"), N + 10);
 }
 
 static void
@@ -291,7 +276,7 @@ retention_keeps_minutes(void **state)
 	flush_all(f);
 	store_set_limits(f->st, &(struct store_limits){.second_s = 86400});
 	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 3000, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT min(key) / 4294967296 * 600 FROM series_blocks"), (int64_t)T0 + 2800);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT min(key) / 4294967296 * 600 FROM series_blocks"), (int64_t)T0 + 2800);
 	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
 	assert_int_equal(json_array_size(a.points), 1 + 46 + 400);
 	assert_float_equal(point(a.points, 0, 0), T0 - 20 + 30, 1e-6);
@@ -302,7 +287,7 @@ retention_keeps_minutes(void **state)
 	answer_free(&a);
 	/* Again: nothing changes; one block of minutes for cpu.cores and one for each phase's series. */
 	assert_int_equal(store_series_maintain(f->st, T0 + 86400 + 3000, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_minutes"), 3);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_minutes"), 3);
 	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
 	assert_int_equal(json_array_size(a.points), 1 + 46 + 400);
 	answer_free(&a);
@@ -320,14 +305,14 @@ late_points_merge(void **state)
 	assert_int_equal(store_samples_write(f->st, &(struct sample){f->job, T0 + 100.5, "cpu.cores", -1, NULL}, 1),
 			 STORE_OK);
 	flush_all(f);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM samples"), 0);
 	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
 	assert_int_equal(json_array_size(a.points), 4);
 	assert_float_equal(point(a.points, 2, 0), T0 + 100.5, 1e-9);
 	assert_float_equal(point(a.points, 2, 1), -1, 1e-9);
 	answer_free(&a);
 	/* The hour tier counts it once. */
-	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_hour"), N + 10 + 1);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT sum(n) FROM series_hour"), N + 10 + 1);
 }
 
 /*
@@ -346,10 +331,10 @@ points_before_1970_dropped_alone(void **state)
 	flush_all(f);
 	assert_int_equal(store_samples_write(f->st, early, 2), STORE_OK);
 	assert_int_equal(store_series_maintain(f->st, 7200, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM samples"), 0);
 	/* The point at 30 s has its block: the one before 1970 did not stop the flush. */
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_blocks WHERE key < 4294967296"), 1);
-	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_blocks"), N + 10 + 1);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_blocks WHERE key < 4294967296"), 1);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT sum(n) FROM series_blocks"), N + 10 + 1);
 	assert_int_equal(store_samples_write(f->st, &(struct sample){f->job, T0, "early", 2, NULL}, 1), STORE_OK);
 	flush_all(f);
 	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
@@ -430,9 +415,9 @@ migrates_schema_6(void **state)
 	assert_true(point(a.points, 1, 1) == 0.1 && point(a.points, 2, 1) == 0.2);
 	answer_free(&staged);
 	answer_free(&a);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 0);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE name = 'samples_rollup'"), 0);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM series"), 2);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE name = 'samples_rollup'"), 0);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM series"), 2);
 	store_close(f.st);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
 	assert_int_equal(system(cmd), 0);
@@ -496,13 +481,13 @@ migrates_schema_9(void **state)
 	}
 	answer_free(&a);
 	store_close(f.st);
-	assert_int_equal(query_int(f.db, "SELECT count(rowid) FROM series_blocks"), 2);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE sql LIKE '%series_blocks%WITHOUT ROWID%'"),
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(rowid) FROM series_blocks"), 2);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE sql LIKE '%series_blocks%WITHOUT ROWID%'"),
 			 0);
 	/* Keyed by span and series (sql/015): neither of 010's indexes is left. */
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE tbl_name = 'series_blocks'"
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE tbl_name = 'series_blocks'"
 					 " AND type = 'index'"), 0);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM series_blocks WHERE key % 4294967296 = 1"
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM series_blocks WHERE key % 4294967296 = 1"
 					 " AND key / 4294967296 * 600 IN (1699999200, 1699999800)"), 2);   /* T0 - 800, T0 - 200 */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
 	assert_int_equal(system(cmd), 0);
@@ -574,16 +559,16 @@ migrates_release_b4c3343(void **state)
 	assert_int_equal(fx_dir(&f), 0);
 	snprintf(cmd, sizeof(cmd), "gzip -dc '%s/tests/fixtures/store-b4c3343/db.gz' > '%s'", src != NULL ? src : ".", f.db);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(query_int(f.db, "PRAGMA user_version"), 15);
+	assert_int_equal(store_fixture_query_int(f.db, "PRAGMA user_version"), 15);
 	assert_non_null(f.st = store_open(f.db, &o));
 	fixture_reads_back(f.st);
 	/* This store's first flush: the staged steps become raw points over a table, and summaries; the same answers. */
 	assert_int_equal(store_series_maintain(f.st, FIX_T0 + 86400, true), STORE_OK);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 0);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM series_times"), 1);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM series_times"), 1);
 	fixture_reads_back(f.st);
 	store_close(f.st);
-	assert_int_equal(query_int(f.db, "PRAGMA user_version"), store_schema_version());
+	assert_int_equal(store_fixture_query_int(f.db, "PRAGMA user_version"), store_schema_version());
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
 	assert_int_equal(system(cmd), 0);
 }
@@ -639,16 +624,16 @@ sampler_points_in_memory(void **state)
 	assert_non_null(f.st = store_open(f.db, &opts));
 	post_ticks(f.st);
 	/* Not staged (the one row is the ingest-like write), yet answered, and the series listed. */
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 1);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	assert_int_equal(store_series_buckets(f.st, 0, NULL, T0, T0 + POSTED, 60, count_name, &buckets), STORE_OK);
 	assert_int_equal(buckets, POSTED / 60);   /* every minute bucket of the range has points */
 	/* The first span closes: encoded from memory, the mark past it, the answer the same. */
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
-	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), 400);
-	assert_int_equal(query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT sum(n) FROM series_blocks"), 400);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 1);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	/* The next upkeep forgets the encoded points: still answered, from the block. */
@@ -657,7 +642,7 @@ sampler_points_in_memory(void **state)
 	answer_free(&a);
 	/* A clean close stages the open span's points; reopened, the answer is the same. */
 	store_close(f.st);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples"), 1 + POSTED - 400);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 1 + POSTED - 400);
 	assert_non_null(f.st = store_open(f.db, &opts));
 	answer_posted(f.st, &a);
 	answer_free(&a);
@@ -684,14 +669,14 @@ sampler_point_behind_the_mark(void **state)
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(store_samples_post(f.st, &late, 1), STORE_OK);
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 1);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 1);
 	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
 	assert_int_equal(json_array_size(a.points), 12);
 	assert_true(point(a.points, 6, 0) == T0 + 5.5 && point(a.points, 6, 1) == -1);
 	answer_free(&a);
 	assert_int_equal(store_series_maintain(f.st, T0 + 86400, true), STORE_OK);
-	assert_int_equal(query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 0);
-	assert_int_equal(query_int(f.db, "SELECT sum(n) FROM series_blocks"), POSTED + 1 + 1);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 0);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT sum(n) FROM series_blocks"), POSTED + 1 + 1);
 	store_close(f.st);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
 	assert_int_equal(system(cmd), 0);

@@ -27,6 +27,7 @@
 #include "series_codec.h"
 #include "series_summary.h"
 #include "store.h"
+#include "store_fixture.h"
 #include "store_internal.h"
 #include "store_series.h"
 
@@ -84,22 +85,6 @@ teardown(void **state)
 	r = system(cmd) == 0 ? 0 : -1;
 	free(f);
 	return r;
-}
-
-static int64_t
-query_int(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *s;
-	int64_t v = -1;
-
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
 }
 
 /* Step k's time: a clock's reading, not on any decimal grid, 50 ms apart with jitter. */
@@ -170,16 +155,16 @@ dense_spans_share_times(void **state)
 	assert_int_equal(fx_open(f, NULL), 0);
 	write_steps(f, 0, 2 * SPAN_STEPS);
 	assert_int_equal(store_series_maintain(f->st, T0 + 1800 + 60, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM samples"), 0);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_raw"), 6);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_seconds"), 6);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_times"), 2);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_blocks"), 0);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series WHERE dense = 1"), 3);
-	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_seconds"), 6 * SPAN_STEPS);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_raw"), 6);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_seconds"), 6);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_times"), 2);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_blocks"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series WHERE dense = 1"), 3);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT sum(n) FROM series_seconds"), 6 * SPAN_STEPS);
 	/* The times cost once a span: the three series' raw blocks hold the values and counts. */
-	assert_true(query_int(f->db, "SELECT sum(length(data)) FROM series_raw") +
-			    query_int(f->db, "SELECT sum(length(data)) FROM series_times") <
+	assert_true(store_fixture_query_int(f->db, "SELECT sum(length(data)) FROM series_raw") +
+			    store_fixture_query_int(f->db, "SELECT sum(length(data)) FROM series_times") <
 		    3 * 2 * SPAN_STEPS * 4);
 	/* Ten seconds: under a second's width, every point as it was written, from both spans' sides. */
 	for (int i = 0; i < 3; i++) {
@@ -232,8 +217,8 @@ summaries_answer_wide_reads(void **state)
 	/* The raw window passes: only the summaries are left, a point a second under any width. */
 	store_set_limits(f->st, &(struct store_limits){.raw_s = 600});
 	assert_int_equal(store_series_maintain(f->st, T0 + 1200 + 60, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_raw"), 0);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_times"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_raw"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_times"), 0);
 	series(f, 1, T0 + 100, T0 + 109.999, &a);
 	assert_int_equal(json_array_size(a.points), 10);
 	for (size_t i = 0; i < 10; i++) {
@@ -269,15 +254,15 @@ late_points_join_either(void **state)
 	assert_int_equal(json_array_size(a.points), STEPS_S + 1);
 	assert_true(point(a.points, 1, 0) == T0 + 100.01 && point(a.points, 1, 1) == 0.25);
 	answer_free(&a);
-	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_seconds"), 3 * SPAN_STEPS + 1);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT sum(n) FROM series_seconds"), 3 * SPAN_STEPS + 1);
 	/* Raw gone; another late point: its second counts it. */
 	store_set_limits(f->st, &(struct store_limits){.raw_s = 600});
 	assert_int_equal(store_series_maintain(f->st, T0 + 1200 + 120, true), STORE_OK);
 	late.t = T0 + 200.5;
 	assert_int_equal(store_samples_write(f->st, &late, 1), STORE_OK);
 	assert_int_equal(store_series_maintain(f->st, T0 + 1200 + 180, true), STORE_OK);
-	assert_int_equal(query_int(f->db, "SELECT count(*) FROM series_raw"), 0);
-	assert_int_equal(query_int(f->db, "SELECT sum(n) FROM series_seconds"), 3 * SPAN_STEPS + 2);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_raw"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT sum(n) FROM series_seconds"), 3 * SPAN_STEPS + 2);
 	series(f, 0, T0 + 200, T0 + 200.999, &a);
 	assert_int_equal(json_array_size(a.points), 1);
 	assert_true(point(a.bands, 0, 1) == 0.25);
@@ -385,7 +370,7 @@ lowered_budget_shrinks_the_file(void **state)
 	long m = 0;
 
 	assert_int_equal(fx_open(f, &l), 0);
-	assert_int_equal(query_int(f->db, "PRAGMA auto_vacuum"), 2);
+	assert_int_equal(store_fixture_query_int(f->db, "PRAGMA auto_vacuum"), 2);
 	for (; disk_bytes(f->db) < (2 << 20); m++) {
 		post_minute(f, m, T0);
 		assert_int_equal(store_series_maintain(f->st, T0 + 60.0 * (double)(m + 1), true), STORE_OK);
@@ -414,7 +399,7 @@ older_file_rebuilt_once(void **state)
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	assert_int_equal(fx_open(f, &l), 0);
-	assert_int_equal(query_int(f->db, "PRAGMA auto_vacuum"), 0);
+	assert_int_equal(store_fixture_query_int(f->db, "PRAGMA auto_vacuum"), 0);
 	for (; disk_bytes(f->db) < (2 << 20); m++) {
 		post_minute(f, m, T0);
 		assert_int_equal(store_series_maintain(f->st, T0 + 60.0 * (double)(m + 1), true), STORE_OK);
@@ -424,7 +409,7 @@ older_file_rebuilt_once(void **state)
 	for (int i = 0; i < 20 && disk_bytes(f->db) > l.budget; i++)
 		assert_int_equal(store_series_maintain(f->st, T0 + 60.0 * (double)m, true), STORE_OK);
 	assert_true(disk_bytes(f->db) <= l.budget);
-	assert_int_equal(query_int(f->db, "PRAGMA auto_vacuum"), 2);
+	assert_int_equal(store_fixture_query_int(f->db, "PRAGMA auto_vacuum"), 2);
 }
 
 /* Sums of decimals stay decimals; of anything else, the plain sum. */
