@@ -17,6 +17,8 @@
 
 /* How far apart (in doublings of a count) the oversubscribed regime lies in the model. */
 #define OVERSUB_UNITS 2.0
+/* How the prior's rate falls past the CPUs: their share of the threads in flight, to this power. */
+#define OVERSUB_PRIOR_POWER 0.6
 /* Integer ranges longer than this are sampled on a log-like ladder. */
 #define KNOB_DENSE_RANGE 16
 
@@ -735,6 +737,7 @@ double knobs_prior_shape(const struct knob_space *sp, int cand)
 {
 	struct knob_config c;
 	double f = 1.0;
+	long flight;
 	int i;
 
 	knobs_decode(sp, cand, &c);
@@ -757,27 +760,17 @@ double knobs_prior_shape(const struct knob_space *sp, int cand)
 	}
 	/*
 	 * Past the CPUs, threads in flight queue for them: the CPUs' share of
-	 * them, to the power KNOBS_OVERSUB_PRIOR_POWER.  Measured, the loss ranges from
+	 * them, to the power OVERSUB_PRIOR_POWER.  Measured, the loss ranges from
 	 * 15% (this machine's PyTorch surfaces at 1.5 to 2 times the CPUs, a
 	 * power of about 0.3) to 95% (bench/tuner/e2e.py's forked ensemble, its
 	 * OpenMP teams spinning on each other's CPUs); a job waiting on I/O may
 	 * gain.  The benchmark chose the power: 1 kept the search from ever
 	 * measuring past the CPUs, 0.5 led it over cliffs.
 	 */
-	f *= pow(knobs_oversubscription(sp, cand, true), -KNOBS_OVERSUB_PRIOR_POWER);
+	flight = knobs_threads_in_flight(sp, cand);
+	if (sp->cpus > 0 && flight > sp->cpus)
+		f *= pow((double)sp->cpus / (double)flight, OVERSUB_PRIOR_POWER);
 	return f > 0.01 ? f : 0.01;
-}
-
-double knobs_oversubscription(const struct knob_space *sp, int cand, bool interop_busy)
-{
-	struct knob_config c;
-	long flight;
-
-	knobs_decode(sp, cand, &c);
-	flight = int_value_or_1(sp, &c, KNOB_INTRA_THREADS) * int_value_or_1(sp, &c, KNOB_RANKS) *
-		 (interop_busy ? int_value_or_1(sp, &c, KNOB_INTEROP_THREADS) : 1);
-
-	return sp->cpus > 0 && flight > sp->cpus ? (double)flight / (double)sp->cpus : 1.0;
 }
 
 void knobs_filter_all(const struct knob_space *sp, struct knob_filter *f)

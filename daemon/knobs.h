@@ -160,14 +160,6 @@ double knobs_prior_shape(const struct knob_space *sp, int cand);
  * space's CPUs (cpus) they are oversubscribed.
  */
 long knobs_threads_in_flight(const struct knob_space *sp, int cand);
-/*
- * Threads in flight over the CPUs when past them, else 1 (also when the CPUs
- * are unknown).  interop_busy false: as if the inter-op pool sat idle (a job
- * that never forks), its threads not counted.
- */
-double knobs_oversubscription(const struct knob_space *sp, int cand, bool interop_busy);
-/* How the prior's rate falls past the CPUs: their share of the threads in flight, to this power. */
-#define KNOBS_OVERSUB_PRIOR_POWER 0.6
 
 /* Every value allowed. */
 void knobs_filter_all(const struct knob_space *sp, struct knob_filter *f);

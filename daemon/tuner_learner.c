@@ -5,7 +5,6 @@
  * prior shape is scaled to the data by least squares and the Gaussian
  * process models what the prior misses.
  */
-#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -157,101 +156,50 @@ static int collect(struct learner *l, double *x, double *y, double *nv, int *rep
 #define LEARNER_AVERAGE_MIN_WEIGHT 1e-3
 
 /*
- * What threads in flight past the CPUs cost differs by job more than a
- * prior can say.  The prior counts intra-op x inter-op threads (each
- * inter-op thread runs its own intra-op team): OpenMP teams spinning on each
- * other's CPUs lose 95% (bench/tuner/e2e.py's forked ensemble).  But a job
- * that never forks leaves its inter-op pool waiting idle, at no cost (this
- * machine's LSTM training: 2 intra-op x 2 inter-op threads on 2 CPUs its
- * best), and some jobs lose more than the prior says.  So once configs past
- * the CPUs are measured, the model also weighs these readings of the
- * prior's term for them, by how well each explains what was measured: as it
- * is; with the inter-op pool idle; at twice the cost; with these weights.
+ * The posterior at every candidate averaged over the hyperparameter grid,
+ * each fit weighted by its marginal likelihood times its prior (Bayesian
+ * model averaging), into l->mu and l->sd.  The single best fit is
+ * overconfident where the data say little: measurements that are flat
+ * along the one knob a job could vary make a small spread and a long
+ * lengthscale most likely, and that fit then rules out what no trial
+ * looked at (another data-loader count, an untried batch size); the
+ * average keeps the other fits' doubt in proportion to their evidence.
+ * -1 (nothing written) when no fit succeeds or memory runs out.
  */
-#define LEARNER_OVER_FITS 3
-static const double learner_over_weight[LEARNER_OVER_FITS] = {0.6, 0.2, 0.2};
-
-/* The shape of cand under reading e of the cost past the CPUs (see above). */
-static double shape_corrected(const struct learner *l, int cand, int e)
-{
-	double over = knobs_oversubscription(&l->sp, cand, true);
-
-	if (e == 1)
-		return l->shape[cand] * pow(over / knobs_oversubscription(&l->sp, cand, false), KNOBS_OVERSUB_PRIOR_POWER);
-	if (e == 2)
-		return l->shape[cand] * pow(over, -KNOBS_OVERSUB_PRIOR_POWER);
-	return l->shape[cand];
-}
-
-/*
- * The posterior at every candidate averaged over the hyperparameter grid
- * (and the first nfits readings of the cost past the CPUs), each fit weighted by
- * its marginal likelihood times its prior (Bayesian model averaging), into
- * l->mu and l->sd.  The single best fit is overconfident where the data
- * say little: measurements that are flat along the one knob a job could
- * vary make a small spread and a long lengthscale most likely, and that fit
- * then rules out what no trial looked at (another data-loader count, an
- * untried batch size); the average keeps the other fits' doubt in
- * proportion to their evidence.  y holds the measurements (normalised),
- * cands their candidates.  -1 (nothing written) when no fit succeeds or
- * memory runs out.
- */
-static int predict_averaged(struct learner *l, const struct gp_data *meas, const int *cands, int nfits)
+static int predict_averaged(struct learner *l, const struct gp_data *d)
 {
 	struct gp_hyper grid[GP_HYPER_GRID];
-	double prior[GP_HYPER_GRID], score[LEARNER_OVER_FITS][GP_HYPER_GRID], coef[LEARNER_OVER_FITS];
-	double resid[LEARNER_OVER_FITS][GP_MAX_OBS], top = -INFINITY, wsum = 0.0;
+	double prior[GP_HYPER_GRID], score[GP_HYPER_GRID], top = -INFINITY, wsum = 0.0;
 	double *feat = malloc(sizeof(double) * (size_t)l->sp.ncand * GP_MAX_DIM);
 	double *m1 = calloc((size_t)l->sp.ncand, sizeof(double)), *m2 = calloc((size_t)l->sp.ncand, sizeof(double));
 	struct gp g = {0};
-	int ng = gp_hyper_grid(grid, prior, GP_HYPER_GRID), h, c, e, i, rc = -1;
+	int ng = gp_hyper_grid(grid, prior, GP_HYPER_GRID), h, c, rc = -1;
 
-	assert(nfits >= 1 && nfits <= LEARNER_OVER_FITS && meas->n <= GP_MAX_OBS);
 	if (!feat || !m1 || !m2)
 		goto done;
 	for (c = 0; c < l->sp.ncand; c++)
 		knobs_features(&l->sp, c, feat + (size_t)c * GP_MAX_DIM);
-	for (e = 0; e < nfits; e++) {
-		struct gp_data d = *meas;
-		double sy = 0.0, ss = 0.0;
-		/* The shape scaled to the data by least squares; the process models the rest. */
-		for (i = 0; i < meas->n; i++) {
-			double sh = shape_corrected(l, cands[i], e);
-			sy += meas->y[i] * sh;
-			ss += sh * sh;
-		}
-		coef[e] = ss > 0.0 ? sy / ss : 1.0;
-		for (i = 0; i < meas->n; i++)
-			resid[e][i] = meas->y[i] - coef[e] * shape_corrected(l, cands[i], e);
-		d.y = resid[e];
-		for (h = 0; h < ng; h++) {
-			score[e][h] = gp_fit(&g, &d, &grid[h]) == 0 ? g.lml + prior[h] + log(learner_over_weight[e])
-								     : -INFINITY;
-			top = fmax(top, score[e][h]);
-		}
+	for (h = 0; h < ng; h++) {
+		score[h] = gp_fit(&g, d, &grid[h]) == 0 ? g.lml + prior[h] : -INFINITY;
+		top = fmax(top, score[h]);
 	}
-	for (e = 0; e < nfits && isfinite(top); e++) {
-		struct gp_data d = *meas;
-		d.y = resid[e];
-		for (h = 0; h < ng; h++) {
-			double w = exp(score[e][h] - top);
-			if (!(w >= LEARNER_AVERAGE_MIN_WEIGHT) || gp_fit(&g, &d, &grid[h]) < 0)
-				continue;
-			wsum += w;
-			for (c = 0; c < l->sp.ncand; c++) {
-				double m, v;
-				gp_predict(&g, feat + (size_t)c * GP_MAX_DIM, &m, &v);
-				m += coef[e] * shape_corrected(l, c, e);
-				m1[c] += w * m;
-				m2[c] += w * (v + m * m);
-			}
+	for (h = 0; h < ng && isfinite(top); h++) {
+		double w = exp(score[h] - top);
+		if (!(w >= LEARNER_AVERAGE_MIN_WEIGHT) || gp_fit(&g, d, &grid[h]) < 0)
+			continue;
+		wsum += w;
+		for (c = 0; c < l->sp.ncand; c++) {
+			double m, v;
+			gp_predict(&g, feat + (size_t)c * GP_MAX_DIM, &m, &v);
+			m1[c] += w * m;
+			m2[c] += w * (v + m * m);
 		}
 	}
 	if (!(wsum > 0.0))
 		goto done;
 	for (c = 0; c < l->sp.ncand; c++) {
 		double m = m1[c] / wsum, v = fmax(m2[c] / wsum - m * m, 1e-12);
-		l->mu[c] = m * l->scale;
+		l->mu[c] = (l->prior_coef * l->shape[c] + m) * l->scale;
 		l->sd[c] = sqrt(v) * l->scale;
 	}
 	rc = 0;
@@ -379,10 +327,9 @@ static void keep_unseen_doubt(struct learner *l)
 void learner_refit(struct learner *l)
 {
 	static const int cap = GP_MAX_OBS;
-	double *x = NULL, y[GP_MAX_OBS], meas[GP_MAX_OBS], nv[GP_MAX_OBS], xs[GP_MAX_DIM], ss = 0.0, sy = 0.0;
+	double *x = NULL, y[GP_MAX_OBS], nv[GP_MAX_OBS], xs[GP_MAX_DIM], ss = 0.0, sy = 0.0;
 	int reps[GP_MAX_OBS], cands[GP_MAX_OBS], n, i, c, dim;
-	bool oversubscribed = false;
-	struct gp_data d, dm;
+	struct gp_data d;
 
 	if (!l->dirty)
 		return;
@@ -400,11 +347,8 @@ void learner_refit(struct learner *l)
 		ss += l->shape[cands[i]] * l->shape[cands[i]];
 	}
 	l->prior_coef = n > 0 && ss > 0.0 ? sy / ss : 1.0;
-	memcpy(meas, y, sizeof(double) * (size_t)n);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		y[i] -= l->prior_coef * l->shape[cands[i]];
-		oversubscribed = oversubscribed || over(&l->sp, cands[i]);
-	}
 	d = (struct gp_data){ .n = n, .dim = dim, .x = x, .y = y, .noise_var = nv, .reps = reps };
 	if (gp_fit_select(&l->gp, &d) < 0) {
 		struct gp_hyper h;
@@ -412,10 +356,7 @@ void learner_refit(struct learner *l)
 		h.nugget_sd = 0.1;
 		(void)gp_fit(&l->gp, &d, &h); /* on failure the model predicts the prior alone */
 	}
-	/* The corrections past the CPUs only once the data can tell them apart. */
-	dm = d;
-	dm.y = meas;
-	if (n < 4 || predict_averaged(l, &dm, cands, oversubscribed ? LEARNER_OVER_FITS : 1) < 0) {
+	if (n < 4 || predict_averaged(l, &d) < 0) {
 		for (c = 0; c < l->sp.ncand; c++) {
 			double m, v;
 			knobs_features(&l->sp, c, xs);

@@ -662,7 +662,7 @@ static void print_families(struct family *fams, int nfams)
 #define GATE_FINAL_LEAST 0.95
 #define GATE_FINAL_MEDIAN 0.99
 #define GATE_MEASURED_LEAST 0.88
-#define GATE_MEASURED_MEDIAN 0.96
+#define GATE_MEASURED_MEDIAN 0.93
 #define GATE_REGRET_VS_RANDOM 0.30
 #define GATE_FIRST_BEATS 0.80
 #define GATE_FIRST_JOB 0.78

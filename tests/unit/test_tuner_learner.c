@@ -261,71 +261,6 @@ static void test_learner_doubt_where_nothing_was_measured(void **state)
 	learner_free(l);
 }
 
-/* The candidate of intra x inter-op threads in sp (-1: none). */
-static int cand_of(const struct knob_space *sp, long intra, long inter)
-{
-	int c;
-
-	for (c = 0; c < sp->ncand; c++)
-		if (knobs_int_value(sp, c, KNOB_INTRA_THREADS, 0) == intra &&
-		    knobs_int_value(sp, c, KNOB_INTEROP_THREADS, 0) == inter)
-			return c;
-	return -1;
-}
-
-/*
- * On 2 CPUs, the same trials at one intra-op thread with 1 to 4 inter-op
- * threads and at 1 to 3 intra-op threads with one, from two jobs: one that
- * never forks (its inter-op pool idle, so 2 x 2 threads cost nothing; more
- * intra-op threads than CPUs do), and one whose pool runs teams that spin
- * (every config past the CPUs at 30%).  What the model says of 2 x 2,
- * never measured, follows what the configs past the CPUs measured.
- */
-static double pool_job(long intra, long inter, bool busy_pool)
-{
-	static const double by_intra[] = {0, 180, 220, 160, 140};
-
-	return by_intra[intra] * (busy_pool && intra * inter > 2 ? 0.3 : 1.0);
-}
-
-static void test_learner_reads_the_cost_past_the_cpus(void **state)
-{
-	static const struct knob_topology topo = {.cpus_allowed = 2, .cores_allowed = 2, .numa_cores = 2};
-	static const long tried[][2] = {{1, 1}, {2, 1}, {3, 1}, {1, 2}, {1, 3}, {1, 4}};
-	char err[100];
-	int busy;
-
-	(void)state;
-	for (busy = 0; busy < 2; busy++) {
-		json_t *d = json_loads("{\"intra_threads\":{\"values\":[1,2,3,4]},\"interop_threads\":{\"values\":[1,2,3,4]}}",
-				       0, NULL);
-		struct knob_space sp;
-		struct learner *l;
-		struct knob_filter f;
-		double mu, sd;
-		size_t i;
-
-		assert_int_equal(knobs_space_build(&sp, &topo, d, err, sizeof(err)), 0);
-		json_decref(d);
-		l = learner_new(&sp);
-		for (i = 0; i < sizeof(tried) / sizeof(tried[0]); i++) {
-			double v = pool_job(tried[i][0], tried[i][1], busy);
-			learner_add(l, cand_of(&sp, tried[i][0], tried[i][1]), 60, v, 0.0004 * v * v, false);
-		}
-		learner_predict(l, cand_of(&sp, 2, 2), &mu, &sd);
-		knobs_filter_all(&sp, &f);
-		if (!busy) {
-			/* An idle pool: 2 x 2 near 2 x 1 (the prior alone says 0.66 of it). */
-			assert_true(mu >= 0.85 * 220.0);
-		} else {
-			/* Spinning teams: 2 x 2 past the CPUs is the cliff the trials showed. */
-			assert_true(mu <= 0.6 * 220.0);
-			assert_true(knobs_oversubscription(&sp, learner_propose(l, &f), true) <= 1.0);
-		}
-		learner_free(l);
-	}
-}
-
 /* ---- trials in progress ---- */
 
 static void test_trial_warmup_and_completion(void **state)
@@ -378,7 +313,6 @@ int main(void)
 		cmocka_unit_test(test_learner_drift),
 		cmocka_unit_test(test_learner_tried_stats),
 		cmocka_unit_test(test_learner_doubt_where_nothing_was_measured),
-		cmocka_unit_test(test_learner_reads_the_cost_past_the_cpus),
 		cmocka_unit_test(test_trial_warmup_and_completion),
 		cmocka_unit_test(test_trial_noisy_runs_longer),
 	};
