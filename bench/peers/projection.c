@@ -17,7 +17,7 @@
  * disk (database, WAL, shared memory) at the day's end and the most seen
  * after any upkeep, the budget, the span each tier holds, the wall time
  * the store took (writes, posts, upkeeps) and the points it took per
- * second of that; at the end, p99 of 1000-point answers over the last 14
+ * second of that; on each line, p99 of 1000-point answers over the last 14
  * days (the node's load.15, at 1 Hz, written for the 14 days before the
  * run too) and over the last hour (a job's step_time_s, and the node's
  * cpu.cores).
@@ -376,6 +376,22 @@ query_p99(struct store *st, int64_t job, const char *name, double end, double sp
 	return ms[197];
 }
 
+/* The charts' p99 as of t, as fields of the line being printed (sep before the first). */
+static void
+print_charts(const struct run *r, struct store *st, double t, const char *sep)
+{
+	int oldest = 0;
+
+	/* The hour chart of the job that has run longest: it has the whole hour. */
+	for (int j = 1; j < r->jobs; j++)
+		if (r->slot[j].started < r->slot[oldest].started)
+			oldest = j;
+	printf("%s\"query_p99_ms_14d_1000pts\": %.2f, \"query_p99_ms_1h_1000pts_step_time\": %.2f,"
+	       " \"query_p99_ms_1h_1000pts_node\": %.2f", sep,
+	       query_p99(st, 0, "load.15", t, 14 * 86400.0), query_p99(st, r->slot[oldest].job, "step_time_s", t, 3600.0),
+	       query_p99(st, 0, "cpu.cores", t, 3600.0));
+}
+
 static void
 print_day(struct run *r, struct store *st, double t)
 {
@@ -390,10 +406,8 @@ print_day(struct run *r, struct store *st, double t)
 			for (int i = 0; i < STORE_TIERS; i++)
 				printf(", \"%s_h\": %.1f", store_tier_names[i], u.tier[i].any ? (u.tier[i].to - u.tier[i].from) / 3600 : 0);
 	}
-#else
-	(void)st;
 #endif
-	(void)t;
+	print_charts(r, st, t, ", ");
 	printf("}\n");
 	fflush(stdout);
 }
@@ -534,20 +548,12 @@ main(int argc, char **argv)
 		print_day(&r, st, end);
 	}
 	if (r.day >= r.days) {
-		int oldest = 0;
-
 		t = fmin(T0 + 86400.0 * r.days, T0 + hours * 3600);
-		/* The hour chart of the job that has run longest: it has the whole hour. */
-		for (int j = 1; j < r.jobs; j++)
-			if (r.slot[j].started < r.slot[oldest].started)
-				oldest = j;
 		printf("{\"hours\": %g, \"jobs\": %d, \"steps_per_s\": %d, \"budget\": %lld, \"most_bytes\": %lld,"
 		       " \"points\": %.0f, \"points_per_store_s\": %.0f,\n", (t - T0) / 3600, r.jobs, r.steps, r.budget, r.most_bytes,
 		       r.points, r.points / r.store_s);
-		printf(" \"query_p99_ms_14d_1000pts\": %.2f, \"query_p99_ms_1h_1000pts_step_time\": %.2f,"
-		       " \"query_p99_ms_1h_1000pts_node\": %.2f}\n",
-		       query_p99(st, 0, "load.15", t, 14 * 86400.0), query_p99(st, r.slot[oldest].job, "step_time_s", t, 3600.0),
-		       query_p99(st, 0, "cpu.cores", t, 3600.0));
+		print_charts(&r, st, t, " ");
+		printf("}\n");
 	}
 	r.stop = 1;
 	pthread_barrier_wait(&r.start);
