@@ -24,9 +24,12 @@
  *
  * --stop-after-days N ends the run there, keeping the database and a state
  * file in --dir; --resume continues it (a month in pieces, each its own
- * process).  Built against today's store and against an older one (the
- * base commit's, which has no tiers or budget: STORE_SERIES_TIERS is not
- * defined), so both run the same node in one comparison.
+ * process).  --charts prints only the charts' p99 of a stopped run's
+ * store as it ended (given the run's --hours or --days), so stores of
+ * several runs can be queried back to back on the same machine.  Built
+ * against today's store and against an older one (the base commit's,
+ * which has no tiers or budget: STORE_SERIES_TIERS is not defined), so
+ * both run the same node in one comparison.
  */
 #include <math.h>
 #include <pthread.h>
@@ -471,11 +474,13 @@ main(int argc, char **argv)
 	struct sample *buf;
 	struct client cl[64];
 	pthread_t th[64];
-	int resume = 0, stop_days;
+	int resume = 0, charts = 0, stop_days;
 	double t, end, hours;
 
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		resume |= strcmp(argv[i], "--resume") == 0;
+		charts |= strcmp(argv[i], "--charts") == 0;
+	}
 	r.days = (int)arg_number(argc, argv, "--days", 30);
 	r.jobs = (int)arg_number(argc, argv, "--jobs", 8);
 	r.steps = (int)arg_number(argc, argv, "--steps", 20);
@@ -498,12 +503,20 @@ main(int argc, char **argv)
 		return 2;
 	}
 	mkdir(r.dir, 0755);
-	if (resume && state_load(&r) < 0) {
+	if ((resume || charts) && state_load(&r) < 0) {
 		fprintf(stderr, "%s: no state to resume\n", r.state);
 		return 2;
 	}
 	if ((st = open_store(&r)) == NULL)
 		return 1;
+	if (charts) {
+		/* The charts' p99 alone, of a run's store as it ended: runs compared back to back on the same machine. */
+		printf("{\"day\": %ld", r.day);
+		print_charts(&r, st, fmin(T0 + 86400.0 * (double)r.day, T0 + hours * 3600), ", ");
+		printf("}\n");
+		store_close(st);
+		return 0;
+	}
 	buf = calloc(src.nnode + (size_t)r.jobs * src.njob, sizeof(*buf));
 	pthread_barrier_init(&r.start, NULL, (unsigned)r.jobs + 1);
 	pthread_barrier_init(&r.done, NULL, (unsigned)r.jobs + 1);
