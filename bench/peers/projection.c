@@ -17,16 +17,19 @@
  * disk (database, WAL, shared memory) at the day's end and the most seen
  * after any upkeep, the budget, the span each tier holds, the wall time
  * the store took (writes, posts, upkeeps) and the points it took per
- * second of that; at the end, p99 of 1000-point answers over the last 14
+ * second of that; on each line, p99 of 1000-point answers over the last 14
  * days (the node's load.15, at 1 Hz, written for the 14 days before the
  * run too) and over the last hour (a job's step_time_s, and the node's
  * cpu.cores).
  *
  * --stop-after-days N ends the run there, keeping the database and a state
  * file in --dir; --resume continues it (a month in pieces, each its own
- * process).  Built against today's store and against an older one (the
- * base commit's, which has no tiers or budget: STORE_SERIES_TIERS is not
- * defined), so both run the same node in one comparison.
+ * process).  --charts prints only the charts' p99 of a stopped run's
+ * store as it ended (given the run's --hours or --days), so stores of
+ * several runs can be queried back to back on the same machine.  Built
+ * against today's store and against an older one (the base commit's,
+ * which has no tiers or budget: STORE_SERIES_TIERS is not defined), so
+ * both run the same node in one comparison.
  */
 #include <math.h>
 #include <pthread.h>
@@ -376,6 +379,22 @@ query_p99(struct store *st, int64_t job, const char *name, double end, double sp
 	return ms[197];
 }
 
+/* The charts' p99 as of t, as fields of the line being printed (sep before the first). */
+static void
+print_charts(const struct run *r, struct store *st, double t, const char *sep)
+{
+	int oldest = 0;
+
+	/* The hour chart of the job that has run longest: it has the whole hour. */
+	for (int j = 1; j < r->jobs; j++)
+		if (r->slot[j].started < r->slot[oldest].started)
+			oldest = j;
+	printf("%s\"query_p99_ms_14d_1000pts\": %.2f, \"query_p99_ms_1h_1000pts_step_time\": %.2f,"
+	       " \"query_p99_ms_1h_1000pts_node\": %.2f", sep,
+	       query_p99(st, 0, "load.15", t, 14 * 86400.0), query_p99(st, r->slot[oldest].job, "step_time_s", t, 3600.0),
+	       query_p99(st, 0, "cpu.cores", t, 3600.0));
+}
+
 static void
 print_day(struct run *r, struct store *st, double t)
 {
@@ -390,10 +409,8 @@ print_day(struct run *r, struct store *st, double t)
 			for (int i = 0; i < STORE_TIERS; i++)
 				printf(", \"%s_h\": %.1f", store_tier_names[i], u.tier[i].any ? (u.tier[i].to - u.tier[i].from) / 3600 : 0);
 	}
-#else
-	(void)st;
 #endif
-	(void)t;
+	print_charts(r, st, t, ", ");
 	printf("}\n");
 	fflush(stdout);
 }
@@ -457,11 +474,13 @@ main(int argc, char **argv)
 	struct sample *buf;
 	struct client cl[64];
 	pthread_t th[64];
-	int resume = 0, stop_days;
+	int resume = 0, charts = 0, stop_days;
 	double t, end, hours;
 
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		resume |= strcmp(argv[i], "--resume") == 0;
+		charts |= strcmp(argv[i], "--charts") == 0;
+	}
 	r.days = (int)arg_number(argc, argv, "--days", 30);
 	r.jobs = (int)arg_number(argc, argv, "--jobs", 8);
 	r.steps = (int)arg_number(argc, argv, "--steps", 20);
@@ -484,12 +503,20 @@ main(int argc, char **argv)
 		return 2;
 	}
 	mkdir(r.dir, 0755);
-	if (resume && state_load(&r) < 0) {
+	if ((resume || charts) && state_load(&r) < 0) {
 		fprintf(stderr, "%s: no state to resume\n", r.state);
 		return 2;
 	}
 	if ((st = open_store(&r)) == NULL)
 		return 1;
+	if (charts) {
+		/* The charts' p99 alone, of a run's store as it ended: runs compared back to back on the same machine. */
+		printf("{\"day\": %ld", r.day);
+		print_charts(&r, st, fmin(T0 + 86400.0 * (double)r.day, T0 + hours * 3600), ", ");
+		printf("}\n");
+		store_close(st);
+		return 0;
+	}
 	buf = calloc(src.nnode + (size_t)r.jobs * src.njob, sizeof(*buf));
 	pthread_barrier_init(&r.start, NULL, (unsigned)r.jobs + 1);
 	pthread_barrier_init(&r.done, NULL, (unsigned)r.jobs + 1);
@@ -534,20 +561,12 @@ main(int argc, char **argv)
 		print_day(&r, st, end);
 	}
 	if (r.day >= r.days) {
-		int oldest = 0;
-
 		t = fmin(T0 + 86400.0 * r.days, T0 + hours * 3600);
-		/* The hour chart of the job that has run longest: it has the whole hour. */
-		for (int j = 1; j < r.jobs; j++)
-			if (r.slot[j].started < r.slot[oldest].started)
-				oldest = j;
 		printf("{\"hours\": %g, \"jobs\": %d, \"steps_per_s\": %d, \"budget\": %lld, \"most_bytes\": %lld,"
 		       " \"points\": %.0f, \"points_per_store_s\": %.0f,\n", (t - T0) / 3600, r.jobs, r.steps, r.budget, r.most_bytes,
 		       r.points, r.points / r.store_s);
-		printf(" \"query_p99_ms_14d_1000pts\": %.2f, \"query_p99_ms_1h_1000pts_step_time\": %.2f,"
-		       " \"query_p99_ms_1h_1000pts_node\": %.2f}\n",
-		       query_p99(st, 0, "load.15", t, 14 * 86400.0), query_p99(st, r.slot[oldest].job, "step_time_s", t, 3600.0),
-		       query_p99(st, 0, "cpu.cores", t, 3600.0));
+		print_charts(&r, st, t, " ");
+		printf("}\n");
 	}
 	r.stop = 1;
 	pthread_barrier_wait(&r.start);
