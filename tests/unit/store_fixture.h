@@ -90,7 +90,12 @@ store_fixture_job(struct store *st, const char *workload, const char *external_i
 	return store_job_register(st, &spec, &id) == STORE_OK ? id : -1;
 }
 
-/* The first column of sql's first row, read from the database at path through a connection of its own; -1 when none. */
+/*
+ * The first column of sql's first row, read from the database at path
+ * through a connection of its own; -1 when there is no row.  A query that
+ * cannot run is the test's own mistake, so it stops the test (as cmocka's
+ * asserts would) rather than read as a value.
+ */
 static inline int64_t
 store_fixture_query_int(const char *path, const char *sql)
 {
@@ -98,11 +103,11 @@ store_fixture_query_int(const char *path, const char *sql)
 	sqlite3_stmt *s = NULL;
 	int64_t v = -1;
 
-	if (sqlite3_open(path, &db) != SQLITE_OK) {
-		sqlite3_close(db);
-		return -1;
+	if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+		fprintf(stderr, "store_fixture_query_int: %s: %s\n", sql, sqlite3_errmsg(db));
+		abort();
 	}
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+	if (sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	sqlite3_close(db);
