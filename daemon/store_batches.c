@@ -6,13 +6,17 @@
  * this row is what brings them back after a crash.  A staged row a point
  * cost an insert and three index updates each, a sorted read-back and a
  * delete; a batch's row costs one insert and one index entry, and its
- * points a few bytes each.
+ * points 16 bytes each.
  *
  * The blob: a format byte, the count of runs as a varint (LEB128), then
  * each run: its job id, its name's and phase's lengths (0: no phase) as
- * varints, with their bytes, then the length of a series_codec block of
- * its points' times and values, and the block.  A run is one series'
- * points in the batch, in the order sent.
+ * varints, with their bytes, the count of its points, then each point's
+ * time and value as the doubles' bits, little-endian.  A run is one
+ * series' points in the batch, in the order sent.  The points are not
+ * compressed: a batch's row lives for one to two spans, and encoding it
+ * with series_codec (some 7 bytes a point here) took a third of the
+ * writer's time (bench/RESULTS.md, issue 33); their blocks are written
+ * from memory.
  */
 #include <math.h>
 #include <stdint.h>
@@ -21,10 +25,10 @@
 
 #include "array.h"
 #include "log.h"
-#include "series_codec.h"
 #include "store_internal.h"
 
 #define BATCH_FORMAT 1
+#define POINT_BYTES 16
 
 static const char sql_batch_insert[] = "INSERT INTO reported_batches (tmax, data) VALUES (?1, ?2)";
 static const char sql_batches_all[] = "SELECT id, data FROM reported_batches ORDER BY id";
@@ -111,40 +115,57 @@ order_cmp(const void *x, const void *y)
 	return c != 0 ? c : (a->i > b->i) - (a->i < b->i);
 }
 
-/* Writes one run: the k points o[0..k-1], one series' (at most a block's worth). */
+static void
+double_put(unsigned char *at, double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	for (int k = 0; k < 8; k++)
+		at[k] = (unsigned char)(u >> (8 * k));
+}
+
+static double
+double_get(const unsigned char *at)
+{
+	uint64_t u = 0;
+	double d;
+
+	for (int k = 0; k < 8; k++)
+		u |= (uint64_t)at[k] << (8 * k);
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
+/* Writes one run: the k points o[0..k-1], one series'. */
 static int
-run_put(struct bytes *w, const struct order *o, size_t k, double *t, double *v)
+run_put(struct bytes *w, const struct order *o, size_t k)
 {
 	const struct sample *x = &o[0].s[o[0].i];
 	const char *phase = x->phase != NULL ? x->phase : "";
-	const double *col = v;
-	unsigned char *block;
-	size_t len;
+	unsigned char p[POINT_BYTES];
 
-	for (size_t i = 0; i < k; i++) {
-		t[i] = o[i].s[o[i].i].t;
-		v[i] = o[i].s[o[i].i].value;
-	}
-	if (series_encode_block(t, k, &col, 1, NULL, 0, NULL, &block, &len) < 0)
-		return STORE_EIO;
 	varint_put(w, (uint64_t)x->job_id);
 	varint_put(w, strlen(x->name));
 	bytes_put(w, x->name, strlen(x->name));
 	varint_put(w, strlen(phase));
 	bytes_put(w, phase, strlen(phase));
-	varint_put(w, len);
-	bytes_put(w, block, len);
-	free(block);
+	varint_put(w, k);
+	for (size_t i = 0; i < k; i++) {
+		double_put(p, o[i].s[o[i].i].t);
+		double_put(p + 8, o[i].s[o[i].i].value);
+		bytes_put(w, p, sizeof(p));
+	}
 	return w->ok ? STORE_OK : STORE_EIO;
 }
 
-/* The length of the run at o[0] (of n): its series' points, at most a block's worth. */
+/* The length of the run at o[0] (of n): its series' points. */
 static size_t
 run_len(const struct order *o, size_t n)
 {
 	size_t k = 1;
 
-	while (k < n && k < SERIES_CODEC_MAX_POINTS && series_cmp(&o[0].s[o[0].i], &o[k].s[o[k].i]) == 0)
+	while (k < n && series_cmp(&o[0].s[o[0].i], &o[k].s[o[k].i]) == 0)
 		k++;
 	return k;
 }
@@ -154,17 +175,13 @@ static int
 batch_encode(const struct sample *s, size_t n, const bool *skip, struct bytes *w, double *tmax)
 {
 	struct order *o = malloc((n ? n : 1) * sizeof(*o));
-	double *tv = malloc(2 * (n ? n : 1) * sizeof(*tv));
 	size_t m = 0, runs = 0;
 	int r = STORE_OK;
 
 	*w = (struct bytes){.ok = true};
 	*tmax = -INFINITY;
-	if (o == NULL || tv == NULL) {
-		free(o);
-		free(tv);
+	if (o == NULL)
 		return STORE_EIO;
-	}
 	for (size_t i = 0; i < n; i++) {
 		if (skip != NULL && skip[i])
 			continue;
@@ -178,10 +195,9 @@ batch_encode(const struct sample *s, size_t n, const bool *skip, struct bytes *w
 	varint_put(w, runs);
 	for (size_t i = 0, k; i < m && r == STORE_OK; i += k) {
 		k = run_len(o + i, m - i);
-		r = run_put(w, o + i, k, tv, tv + k);
+		r = run_put(w, o + i, k);
 	}
 	free(o);
-	free(tv);
 	if (r != STORE_OK || !w->ok) {
 		free(w->b);
 		w->b = NULL;
@@ -223,18 +239,13 @@ chunk_get(const unsigned char *b, size_t len, size_t *pos, const unsigned char *
 	return true;
 }
 
-/*
- * Adds the points of one batch's blob at or after mark to p.  A blob that
- * does not decode is logged and skipped (-1 then; 0 otherwise, -2 when out
- * of memory).
- */
-static int
-batch_replay(const unsigned char *b, size_t len, double mark, struct store_pending *p)
+int
+store_batch_decode(const unsigned char *b, size_t len, store_batch_run_fn *fn, void *arg)
 {
-	const unsigned char *name, *phase, *block;
-	size_t pos = 1, nname, nphase, nblock;
-	uint64_t runs, job;
-	struct series_cols cols;
+	const unsigned char *name, *phase;
+	size_t pos = 1, nname, nphase;
+	uint64_t runs, job, n;
+	struct sample *s;
 	char sname[256], sphase[256];
 	int r = 0;
 
@@ -242,39 +253,44 @@ batch_replay(const unsigned char *b, size_t len, double mark, struct store_pendi
 		return -1;
 	for (uint64_t i = 0; i < runs && r == 0; i++) {
 		if (!varint_get(b, len, &pos, &job) || !chunk_get(b, len, &pos, &name, &nname) ||
-		    !chunk_get(b, len, &pos, &phase, &nphase) || !chunk_get(b, len, &pos, &block, &nblock) ||
-		    nname >= sizeof(sname) || nphase >= sizeof(sphase) ||
-		    series_decode_block(block, nblock, NULL, 0, NULL, 0, &cols) < 0)
+		    !chunk_get(b, len, &pos, &phase, &nphase) || !varint_get(b, len, &pos, &n) ||
+		    nname >= sizeof(sname) || nphase >= sizeof(sphase) || n > (len - pos) / POINT_BYTES)
 			return -1;
 		memcpy(sname, name, nname);
 		sname[nname] = '\0';
 		memcpy(sphase, phase, nphase);
 		sphase[nphase] = '\0';
-		if (cols.ncols != 1) {
-			series_cols_free(&cols);
-			return -1;
-		}
-		{
-			struct sample *s = malloc((cols.n ? cols.n : 1) * sizeof(*s));
-			bool *skip = malloc((cols.n ? cols.n : 1) * sizeof(*skip));
-
-			if (s == NULL || skip == NULL) {
-				r = -2;
-			} else {
-				for (size_t k = 0; k < cols.n; k++) {
-					s[k] = (struct sample){(int64_t)job, cols.t[k], sname, cols.v[0][k],
-							       nphase > 0 ? sphase : NULL};
-					skip[k] = !(cols.t[k] >= mark);
-				}
-				if (pending_add(p, s, cols.n, skip) < 0)
-					r = -2;
-			}
-			free(s);
-			free(skip);
-		}
-		series_cols_free(&cols);
+		if ((s = malloc((n ? n : 1) * sizeof(*s))) == NULL)
+			return -2;
+		for (size_t k = 0; k < n; k++, pos += POINT_BYTES)
+			s[k] = (struct sample){(int64_t)job, double_get(b + pos), sname, double_get(b + pos + 8),
+					       nphase > 0 ? sphase : NULL};
+		r = fn(s, (size_t)n, arg);
+		free(s);
 	}
 	return r != 0 ? r : pos == len ? 0 : -1;
+}
+
+struct replay {
+	struct store_pending *p;
+	double mark;
+};
+
+/* Adds a run's points at or after the mark to memory: those before are in blocks. */
+static int
+replay_run(const struct sample *s, size_t n, void *arg)
+{
+	const struct replay *rp = arg;
+	bool *skip = malloc((n ? n : 1) * sizeof(*skip));
+	int r;
+
+	if (skip == NULL)
+		return -2;
+	for (size_t k = 0; k < n; k++)
+		skip[k] = !(s[k].t >= rp->mark);
+	r = pending_add(rp->p, s, n, skip) < 0 ? -2 : 0;
+	free(skip);
+	return r;
 }
 
 int
@@ -287,7 +303,8 @@ store_batches_replay(struct store_conn *c, struct store_pending *p, double mark)
 	if (s == NULL)
 		return STORE_EIO;
 	while (r == STORE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		got = batch_replay(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1), mark, p);
+		got = store_batch_decode(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1), replay_run,
+					 &(struct replay){p, mark});
 		if (got == -2) {
 			r = STORE_EIO;
 		} else if (got < 0) {

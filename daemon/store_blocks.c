@@ -1,6 +1,6 @@
 /*
- * The series' flush in the writer (sql/007, 016): staged sample rows and
- * the sampler's points in memory of closed spans become one compressed
+ * The series' flush in the writer (sql/007, 016, 018): the points in memory
+ * and the staged sample rows of closed spans become one compressed
  * block per series and span (series_codec.h), and are added to the hour
  * tier.  A series-span with more than one point in some second (a job
  * that reports every step) is dense: its points as sent go to series_raw,
@@ -12,17 +12,22 @@
  * flush then runs the tiers' retention and the budget (store_tiers.c);
  * the sampler posts it once a minute.
  *
- * The sampler's points come from the writer's memory (store_pending.c):
- * each span is encoded as soon as it closes, the flushed mark moves past
- * it in the same savepoint, and the points leave memory at the next upkeep,
- * when no reader's snapshot can still predate the mark.
+ * The sampler's and the jobs' points come from the writer's memory
+ * (store_pending.c): a span of the sampler's is encoded as soon as it
+ * closes, a span of the jobs' a span later (flush_range says why), their
+ * kind's flushed mark moves past it in the same savepoint (with the jobs'
+ * batches wholly before it deleted, store_batches.c), and the points leave
+ * memory at the next upkeep, when no reader's snapshot can still predate
+ * the mark.
  *
- * A flush takes at most FLUSH_MAX_S of staged time, oldest first, a span
- * at a time, so the first flushes after the migration (days of rows
+ * Staged rows are the points that arrived behind their mark (a batch late
+ * by more than a span, a clock stepped back) and those older releases
+ * staged.  A flush takes at most FLUSH_MAX_S of staged time, oldest first,
+ * a span at a time, so the first flushes after a migration (days of rows
  * staged) keep each writer transaction short and catch up over a few
- * minutes.  Points that arrive for a span already flushed (a job's late
- * batch) are merged into its blocks, with their own times; into its
- * per-second summaries alone once its raw points have gone.
+ * minutes.  Points that arrive for a span already flushed are merged into
+ * its blocks, with their own times; into its per-second summaries alone
+ * once its raw points have gone.
  */
 #include <assert.h>
 #include <math.h>
@@ -725,13 +730,11 @@ exec_bound(struct store_conn *c, const char *sql, double arg, const char *what)
 
 /*
  * The staged time this flush takes, [*first, *cutoff): spans closed for a
- * whole span at least, at most FLUSH_MAX_S past the oldest.  Jobs' batches
- * arrive late by seconds to minutes (a client's last batch, its resend
- * after the daemon was away): while their span is staged they are a plain
- * insert, not blocks decoded and encoded again; and every staged point
- * stays a row of samples for at least STORE_BLOCK_S, which readers of the
- * recent past (and tests of what a crash keeps) can count on.  The
- * sampler's points are never late and are not staged (flush_pending).
+ * whole span at least, at most FLUSH_MAX_S past the oldest.  The jobs'
+ * points in memory wait as long (apply_maintain): their batches arrive
+ * late by seconds to minutes (a client's last batch, its resend after the
+ * daemon was away), and while their span is in memory they join it there,
+ * not blocks decoded and encoded again.
  */
 static int
 flush_range(struct store_conn *c, double now, double *first, double *cutoff)

@@ -129,6 +129,14 @@ int store_samples_stage_pending(struct store_conn *c, void *st);
  * the reported mark to mark and deletes the batches wholly before it.
  */
 int store_batch_stage(struct store_conn *c, const struct sample *s, size_t n, const bool *skip);
+/*
+ * Calls fn with each series' points of a staged batch's blob, in the order
+ * sent (the samples' strings last until fn returns).  0; -1 when the blob
+ * does not decode (after fn had the runs before the damage); fn's result
+ * when it is not 0.
+ */
+typedef int store_batch_run_fn(const struct sample *s, size_t n, void *arg);
+int store_batch_decode(const unsigned char *b, size_t len, store_batch_run_fn *fn, void *arg);
 int store_batches_replay(struct store_conn *c, struct store_pending *p, double mark);
 int store_batches_flushed(struct store_conn *c, double mark);
 

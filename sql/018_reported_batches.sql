@@ -1,7 +1,7 @@
 -- The points jobs report are kept in the writer's memory until their span
 -- is encoded into blocks, as the sampler's are (sql/011), and made durable
 -- as one row per batch rather than one row of samples per point
--- (daemon/store_batches.c): a batch is a compressed blob of its points,
+-- (daemon/store_batches.c): a batch is a blob of its points,
 -- written in the transaction that acknowledges the post, and replayed into
 -- memory when the store opens.  reported_flushed is the reported points'
 -- flushed mark: those before t are in blocks, so a reader adds the points

@@ -740,6 +740,41 @@ crash_reads_back(struct store *st, int64_t job)
 		}
 }
 
+static int
+count_run(const struct sample *s, size_t n, void *arg)
+{
+	(void)s;
+	*(size_t *)arg += n;
+	return 0;
+}
+
+/* A staged batch decodes to its points; cut short anywhere, or with a byte past its end, it is refused. */
+static void
+batch_damage_refused(const char *db)
+{
+	sqlite3 *h;
+	sqlite3_stmt *s;
+	unsigned char *b;
+	size_t len, n = 0;
+
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "SELECT data FROM reported_batches ORDER BY id DESC LIMIT 1", -1, &s, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	len = (size_t)sqlite3_column_bytes(s, 0);
+	assert_non_null(b = malloc(len + 1));
+	memcpy(b, sqlite3_column_blob(s, 0), len);
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	assert_int_equal(store_batch_decode(b, len, count_run, &n), 0);
+	assert_int_equal(n, 3 * CRASH_BATCH);
+	for (size_t cut = 0; cut < len; cut++)
+		assert_int_equal(store_batch_decode(b, cut, count_run, &n), -1);
+	b[len] = 0;
+	assert_int_equal(store_batch_decode(b, len + 1, count_run, &n), -1);
+	free(b);
+}
+
 /*
  * A job's acknowledged batches survive a crash.  A child writes them, with
  * an upkeep halfway that encodes the first span from memory, and dies
@@ -783,6 +818,7 @@ reported_batches_survive_a_crash(void **state)
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 0);
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT min(tmax) >= 1700000400 FROM reported_batches"), 1);
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM series_raw"), 2);
+	batch_damage_refused(f.db);
 	assert_non_null(f.st = store_open(f.db, &opts));
 	job = store_fixture_query_int(f.db, "SELECT max(id) FROM jobs");
 	crash_reads_back(f.st, job);
