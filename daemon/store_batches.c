@@ -6,17 +6,19 @@
  * this row is what brings them back after a crash.  A staged row a point
  * cost an insert and three index updates each, a sorted read-back and a
  * delete; a batch's row costs one insert and one index entry, and its
- * points 16 bytes each.
+ * points 8 or 16 bytes each.
  *
  * The blob: a format byte, the count of runs as a varint (LEB128), then
  * each run: its job id, its name's and phase's lengths (0: no phase) as
- * varints, with their bytes, the count of its points, then each point's
- * time and value as the doubles' bits, little-endian.  A run is one
- * series' points in the batch, in the order sent.  The points are not
- * compressed: a batch's row lives for one to two spans, and encoding it
- * with series_codec (some 7 bytes a point here) took a third of the
- * writer's time (bench/RESULTS.md, issue 33); their blocks are written
- * from memory.
+ * varints, with their bytes, the count of its points, a byte that says
+ * whether its times are the previous run's, then (if not) its times and
+ * its values, each a double's bits, little-endian.  A run is one series'
+ * points in the batch, in the order sent; a job reports its series at
+ * each step's time, so the runs of one batch mostly share their times.
+ * The points are not compressed further: a batch's row lives for one to
+ * two spans, and encoding it with series_codec (some 7 bytes a point here)
+ * took a third of the writer's time (bench/RESULTS.md, issue 33); their
+ * blocks are written from memory.
  */
 #include <math.h>
 #include <stdint.h>
@@ -28,7 +30,7 @@
 #include "store_internal.h"
 
 #define BATCH_FORMAT 1
-#define POINT_BYTES 16
+#define DOUBLE_BYTES 8
 
 static const char sql_batch_insert[] = "INSERT INTO reported_batches (tmax, data) VALUES (?1, ?2)";
 static const char sql_batches_all[] = "SELECT id, data FROM reported_batches ORDER BY id";
@@ -137,13 +139,25 @@ double_get(const unsigned char *at)
 	return d;
 }
 
-/* Writes one run: the k points o[0..k-1], one series'. */
+/* Whether the runs o[0..k-1] and prev[0..kprev-1] have the same times, bit for bit. */
+static bool
+same_times(const struct order *o, size_t k, const struct order *prev, size_t kprev)
+{
+	if (prev == NULL || k != kprev)
+		return false;
+	for (size_t i = 0; i < k; i++)
+		if (memcmp(&o[i].s[o[i].i].t, &prev[i].s[prev[i].i].t, sizeof(double)) != 0)
+			return false;
+	return true;
+}
+
+/* Writes one run: the k points o[0..k-1], one series'; its times are prev's (of kprev) when they are the same. */
 static int
-run_put(struct bytes *w, const struct order *o, size_t k)
+run_put(struct bytes *w, const struct order *o, size_t k, const struct order *prev, size_t kprev)
 {
 	const struct sample *x = &o[0].s[o[0].i];
 	const char *phase = x->phase != NULL ? x->phase : "";
-	unsigned char p[POINT_BYTES];
+	unsigned char d[DOUBLE_BYTES], shared = same_times(o, k, prev, kprev);
 
 	varint_put(w, (uint64_t)x->job_id);
 	varint_put(w, strlen(x->name));
@@ -151,10 +165,14 @@ run_put(struct bytes *w, const struct order *o, size_t k)
 	varint_put(w, strlen(phase));
 	bytes_put(w, phase, strlen(phase));
 	varint_put(w, k);
+	bytes_put(w, &shared, 1);
+	for (size_t i = 0; i < k && !shared; i++) {
+		double_put(d, o[i].s[o[i].i].t);
+		bytes_put(w, d, sizeof(d));
+	}
 	for (size_t i = 0; i < k; i++) {
-		double_put(p, o[i].s[o[i].i].t);
-		double_put(p + 8, o[i].s[o[i].i].value);
-		bytes_put(w, p, sizeof(p));
+		double_put(d, o[i].s[o[i].i].value);
+		bytes_put(w, d, sizeof(d));
 	}
 	return w->ok ? STORE_OK : STORE_EIO;
 }
@@ -193,9 +211,9 @@ batch_encode(const struct sample *s, size_t n, const bool *skip, struct bytes *w
 		runs++;
 	bytes_put(w, &(unsigned char){BATCH_FORMAT}, 1);
 	varint_put(w, runs);
-	for (size_t i = 0, k; i < m && r == STORE_OK; i += k) {
+	for (size_t i = 0, k, prev = 0, kprev = 0; i < m && r == STORE_OK; prev = i, kprev = k, i += k) {
 		k = run_len(o + i, m - i);
-		r = run_put(w, o + i, k);
+		r = run_put(w, o + i, k, i > 0 ? o + prev : NULL, kprev);
 	}
 	free(o);
 	if (r != STORE_OK || !w->ok) {
@@ -242,28 +260,37 @@ chunk_get(const unsigned char *b, size_t len, size_t *pos, const unsigned char *
 int
 store_batch_decode(const unsigned char *b, size_t len, store_batch_run_fn *fn, void *arg)
 {
-	const unsigned char *name, *phase;
+	const unsigned char *name, *phase, *times = NULL;
 	size_t pos = 1, nname, nphase;
-	uint64_t runs, job, n;
+	uint64_t runs, job, n, nprev = 0;
 	struct sample *s;
 	char sname[256], sphase[256];
-	int r = 0;
+	int r = 0, shared;
 
 	if (len < 1 || b[0] != BATCH_FORMAT || !varint_get(b, len, &pos, &runs))
 		return -1;
 	for (uint64_t i = 0; i < runs && r == 0; i++) {
 		if (!varint_get(b, len, &pos, &job) || !chunk_get(b, len, &pos, &name, &nname) ||
-		    !chunk_get(b, len, &pos, &phase, &nphase) || !varint_get(b, len, &pos, &n) ||
-		    nname >= sizeof(sname) || nphase >= sizeof(sphase) || n > (len - pos) / POINT_BYTES)
+		    !chunk_get(b, len, &pos, &phase, &nphase) || !varint_get(b, len, &pos, &n) || pos >= len ||
+		    nname >= sizeof(sname) || nphase >= sizeof(sphase))
 			return -1;
+		shared = b[pos++];
+		if (shared > 1 || (shared && (times == NULL || n != nprev)) ||
+		    n > (len - pos) / DOUBLE_BYTES / (shared ? 1 : 2))
+			return -1;
+		if (!shared) {
+			times = b + pos;
+			pos += n * DOUBLE_BYTES;
+		}
+		nprev = n;
 		memcpy(sname, name, nname);
 		sname[nname] = '\0';
 		memcpy(sphase, phase, nphase);
 		sphase[nphase] = '\0';
 		if ((s = malloc((n ? n : 1) * sizeof(*s))) == NULL)
 			return -2;
-		for (size_t k = 0; k < n; k++, pos += POINT_BYTES)
-			s[k] = (struct sample){(int64_t)job, double_get(b + pos), sname, double_get(b + pos + 8),
+		for (size_t k = 0; k < n; k++, pos += DOUBLE_BYTES)
+			s[k] = (struct sample){(int64_t)job, double_get(times + k * DOUBLE_BYTES), sname, double_get(b + pos),
 					       nphase > 0 ? sphase : NULL};
 		r = fn(s, (size_t)n, arg);
 		free(s);
