@@ -110,10 +110,10 @@ int pending_copy(struct store_pending *p, int64_t job_id, const char *name, cons
 /* Calls fn with the name and phase of each series of job_id holding points, under the lock (fn must not call back). */
 void pending_job_names(struct store_pending *p, int64_t job_id, void (*fn)(const char *name, const char *phase, void *arg),
 		       void *arg);
-/* Copies of every series' points in [lo, hi), series without any left out; -1 when out of memory. */
+/* Copies of every series' points in [lo, hi), series without any left out (writer thread); -1 when out of memory. */
 int pending_take(struct store_pending *p, double lo, double hi, struct pending_run **runs, size_t *nruns);
 void pending_runs_free(struct pending_run *runs, size_t n);
-/* Forgets the points before `before` (in blocks for a while) and the series left empty. */
+/* Forgets the points before `before` (in blocks for a while) and the series left empty (writer thread). */
 void pending_prune(struct store_pending *p, double before);
 /* The store's pending points of a kind, and its flushed mark as the writer last set it (writer thread). */
 struct store_pending *store_pending_of(struct store *st, enum pending_kind kind);

@@ -17,6 +17,7 @@
  * order every tick or batch, so the series after the last one found is
  * almost always the next one's.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,13 @@ has_range(const struct pending_series *s, double lo, double hi)
 	return 0;
 }
 
+/*
+ * The writer's walks over every point (take, prune) keep readers waiting
+ * as little as they can: the jobs' memory holds a million points and more,
+ * and a reader waiting for a walk over all of them waited milliseconds.
+ * Only the writer thread changes the series, so it reads them without the
+ * lock, and holds it only to put a series' new points in place.
+ */
 int
 pending_take(struct store_pending *p, double lo, double hi, struct pending_run **runs, size_t *nruns)
 {
@@ -236,7 +244,6 @@ pending_take(struct store_pending *p, double lo, double hi, struct pending_run *
 	size_t n = 0, cap = 0, pcap;
 	int r = 0;
 
-	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < p->n && r == 0; i++) {
 		if (!has_range(&p->s[i], lo, hi))
 			continue;
@@ -252,7 +259,6 @@ pending_take(struct store_pending *p, double lo, double hi, struct pending_run *
 		    copy_range(&p->s[i], lo, hi, &rs[n - 1].p, &rs[n - 1].n, &pcap) < 0)
 			r = -1;
 	}
-	pthread_mutex_unlock(&p->lock);
 	if (r < 0) {
 		pending_runs_free(rs, n);
 		return -1;
@@ -262,26 +268,56 @@ pending_take(struct store_pending *p, double lo, double hi, struct pending_run *
 	return 0;
 }
 
+/* The points of s at or after before, in a new array (*out NULL when none); -1 when out of memory. */
+static int
+kept_points(const struct pending_series *s, double before, struct series_point **out, size_t *n)
+{
+	size_t keep = 0;
+
+	for (size_t k = 0; k < s->n; k++)
+		keep += !(s->p[k].t < before);
+	*out = NULL;
+	*n = keep;
+	if (keep == 0)
+		return 0;
+	if ((*out = malloc(keep * sizeof(**out))) == NULL)
+		return -1;
+	keep = 0;
+	for (size_t k = 0; k < s->n; k++)
+		if (!(s->p[k].t < before))
+			(*out)[keep++] = s->p[k];
+	return 0;
+}
+
 void
 pending_prune(struct store_pending *p, double before)
 {
-	size_t keep_s = 0, keep;
+	struct series_point *np, *old;
+	size_t keep_s = 0, n;
 
-	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < p->n; i++) {
 		struct pending_series *s = &p->s[i];
 
-		keep = 0;
-		for (size_t k = 0; k < s->n; k++)
-			if (!(s->p[k].t < before))
-				s->p[keep++] = s->p[k];
-		s->n = keep;
-		/* A series left empty (its job ended) goes, so the table does not grow with every job seen. */
-		if (s->n == 0) {
-			series_free(s);
+		if (!has_range(s, -INFINITY, before))
+			continue;
+		/* Out of memory: the points stay, and go at a later upkeep (readers skip them by the mark). */
+		if (kept_points(s, before, &np, &n) < 0)
+			continue;
+		pthread_mutex_lock(&p->lock);
+		old = s->p;
+		s->p = np;
+		s->n = s->cap = n;
+		pthread_mutex_unlock(&p->lock);
+		free(old);
+	}
+	pthread_mutex_lock(&p->lock);
+	/* A series left empty (its job ended) goes, so the table does not grow with every job seen. */
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->s[i].n == 0) {
+			series_free(&p->s[i]);
 			continue;
 		}
-		p->s[keep_s++] = *s;
+		p->s[keep_s++] = p->s[i];
 	}
 	p->n = keep_s;
 	p->hint = 0;
