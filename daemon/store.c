@@ -883,12 +883,18 @@ static int store_writer_check(struct store *st, char *why, size_t why_len)
 static void store_run_batch(struct store *st, struct store_op *batch)
 {
 	struct store_conn *c = &st->writer;
+	double marks[PENDING_KINDS];
 	char why[256] = "";
 	int status;
 
 	/* While writes fail, each retry's failure was reported already. */
 	c->quiet = st->write_status != STORE_OK;
 	status = store_writer_check(st, why, sizeof(why));
+	/* The points in memory and their marks go with the transaction: a failed commit undoes them too. */
+	for (int k = 0; k < PENDING_KINDS; k++) {
+		marks[k] = st->pending_mark[k];
+		pending_txn_begin(st->pending[k]);
+	}
 
 	if (status == STORE_OK)
 		status = store_exec(c, sql_begin);
@@ -905,6 +911,11 @@ static void store_run_batch(struct store *st, struct store_op *batch)
 					op->result = status;
 		}
 	}
+	if (status != STORE_OK)
+		for (int k = 0; k < PENDING_KINDS; k++) {
+			pending_txn_undo(st->pending[k]);
+			st->pending_mark[k] = marks[k];
+		}
 	if (status != STORE_OK && why[0] == '\0')
 		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
 	if (st->budget.checkpoint_due)

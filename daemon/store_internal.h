@@ -113,6 +113,13 @@ void pending_job_names(struct store_pending *p, int64_t job_id, void (*fn)(const
 /* Copies of every series' points in [lo, hi), series without any left out (writer thread); -1 when out of memory. */
 int pending_take(struct store_pending *p, double lo, double hi, struct pending_run **runs, size_t *nruns);
 void pending_runs_free(struct pending_run *runs, size_t n);
+/*
+ * The writer's transaction: a commit that fails undoes the points added
+ * since pending_txn_begin, as the database undoes their batches (writer
+ * thread).
+ */
+void pending_txn_begin(struct store_pending *p);
+void pending_txn_undo(struct store_pending *p);
 /* Forgets the points before `before` (in blocks for a while) and the series left empty (writer thread). */
 void pending_prune(struct store_pending *p, double before);
 /* The store's pending points of a kind, and its flushed mark as the writer last set it (writer thread). */

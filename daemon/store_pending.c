@@ -34,6 +34,8 @@ struct pending_series {
 	size_t n, cap;
 	size_t n_before;                 /* n before the batch numbered batch: what a failed batch goes back to */
 	unsigned long batch;
+	size_t n_txn;                    /* n before the transaction numbered txn: what a failed commit goes back to */
+	unsigned long txn;
 };
 
 struct store_pending {
@@ -42,6 +44,7 @@ struct store_pending {
 	size_t n, cap;
 	size_t hint;                     /* where the next lookup looks first */
 	unsigned long batch;             /* the number of the last batch added */
+	unsigned long txn;               /* the number of the writer's transaction under way */
 };
 
 struct store_pending *
@@ -132,6 +135,10 @@ add_locked(struct store_pending *p, const struct sample *x)
 		s->batch = p->batch;
 		s->n_before = s->n;
 	}
+	if (s->txn != p->txn) {
+		s->txn = p->txn;
+		s->n_txn = s->n;
+	}
 	if ((np = array_grow(s->p, &s->cap, s->n + 1, sizeof(*np))) == NULL)
 		return -1;
 	s->p = np;
@@ -156,6 +163,24 @@ pending_add(struct store_pending *p, const struct sample *s, size_t n, const boo
 			p->s[i].n = p->s[i].n_before;
 	pthread_mutex_unlock(&p->lock);
 	return r;
+}
+
+void
+pending_txn_begin(struct store_pending *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->txn++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void
+pending_txn_undo(struct store_pending *p)
+{
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n; i++)
+		if (p->s[i].txn == p->txn)
+			p->s[i].n = p->s[i].n_txn;
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* The points of s in [lo, hi), appended to *out (*n of *cap); -1 when out of memory. */
@@ -268,14 +293,22 @@ pending_take(struct store_pending *p, double lo, double hi, struct pending_run *
 	return 0;
 }
 
-/* The points of s at or after before, in a new array (*out NULL when none); -1 when out of memory. */
+/*
+ * The points of s at or after before, in a new array (*out NULL when
+ * none), and in *n_txn how many of them s->n_txn becomes; -1 when out of
+ * memory.
+ */
 static int
-kept_points(const struct pending_series *s, double before, struct series_point **out, size_t *n)
+kept_points(const struct pending_series *s, double before, struct series_point **out, size_t *n, size_t *n_txn)
 {
 	size_t keep = 0;
 
-	for (size_t k = 0; k < s->n; k++)
+	*n_txn = 0;
+	for (size_t k = 0; k < s->n; k++) {
 		keep += !(s->p[k].t < before);
+		if (k + 1 == s->n_txn)
+			*n_txn = keep;
+	}
 	*out = NULL;
 	*n = keep;
 	if (keep == 0)
@@ -293,7 +326,7 @@ void
 pending_prune(struct store_pending *p, double before)
 {
 	struct series_point *np, *old;
-	size_t keep_s = 0, n;
+	size_t keep_s = 0, n, n_txn;
 
 	for (size_t i = 0; i < p->n; i++) {
 		struct pending_series *s = &p->s[i];
@@ -301,12 +334,13 @@ pending_prune(struct store_pending *p, double before)
 		if (!has_range(s, -INFINITY, before))
 			continue;
 		/* Out of memory: the points stay, and go at a later upkeep (readers skip them by the mark). */
-		if (kept_points(s, before, &np, &n) < 0)
+		if (kept_points(s, before, &np, &n, &n_txn) < 0)
 			continue;
 		pthread_mutex_lock(&p->lock);
 		old = s->p;
 		s->p = np;
 		s->n = s->cap = n;
+		s->n_txn = n_txn;
 		pthread_mutex_unlock(&p->lock);
 		free(old);
 	}

@@ -10,13 +10,15 @@
  * read back, before and after this store's first flush); the sampler's posted
  * points answered from memory, encoded when their span closes without a
  * staged row, and staged by a clean close; a job's acknowledged batches
- * read back after a crash.
+ * read back after a crash; a failed commit undoing what its transaction
+ * put in memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,6 +657,106 @@ sampler_points_in_memory(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* An operation that holds the writer until the test opens the gate: what is posted meanwhile is one transaction. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t opened;
+	bool open;
+};
+
+static int
+apply_gate(struct store_conn *c, void *arg)
+{
+	struct gate *g = arg;
+
+	(void)c;
+	pthread_mutex_lock(&g->lock);
+	while (!g->open)
+		pthread_cond_wait(&g->opened, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+	return STORE_OK;
+}
+
+/* A trial of no workload, its foreign key checked at the commit: the whole transaction fails there. */
+static int
+apply_poison(struct store_conn *c, void *arg)
+{
+	(void)arg;
+	return sqlite3_exec(c->db,
+			    "PRAGMA defer_foreign_keys = ON; INSERT INTO trials (workload_id, config, objective, t_start)"
+			    " VALUES (424242, '{}', 'throughput', 0)",
+			    NULL, NULL, NULL) == SQLITE_OK
+		       ? STORE_OK
+		       : STORE_EIO;
+}
+
+static int
+apply_nothing(struct store_conn *c, void *arg)
+{
+	(void)c;
+	(void)arg;
+	return STORE_OK;
+}
+
+static void
+free_nothing(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * A commit that fails takes back what its transaction put in memory: the
+ * points posted in it are not answered, and an upkeep in it leaves the
+ * flushed mark where the database has it, so no point is dropped from
+ * memory that is not in a block.
+ */
+static void
+failed_commit_undoes_memory(void **state)
+{
+	struct store_series_query q = {.job_id = 0, .name = "cpu.cores", .has_from = true, .from = T0 + POSTED,
+				       .has_to = true, .to = T0 + POSTED + 100};
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct sample s[10];
+	struct store_series_answer a;
+	struct fx f;
+	char cmd[600];
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	post_ticks(f.st);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
+	/* Held: ten more ticks, an upkeep that would encode the second span, and the poison, in one transaction. */
+	assert_int_equal(store_post(f.st, apply_gate, &g, free_nothing), STORE_OK);
+	for (int k = 0; k < 10; k++)
+		s[k] = (struct sample){0, T0 + POSTED + k, "cpu.cores", -1.0 - k, NULL};
+	assert_int_equal(store_samples_post(f.st, s, 10), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 1300, false), STORE_OK);
+	assert_int_equal(store_post(f.st, apply_poison, NULL, free_nothing), STORE_OK);
+	pthread_mutex_lock(&g.lock);
+	g.open = true;
+	pthread_cond_signal(&g.opened);
+	pthread_mutex_unlock(&g.lock);
+	/* Whichever transaction this lands in, it ends after the poisoned one. */
+	(void)store_write(f.st, apply_nothing, NULL);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
+	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 0);
+	answer_free(&a);
+	/* The next upkeeps prune by the mark the database has: every point acknowledged is still answered. */
+	assert_int_equal(store_series_maintain(f.st, T0 + 1300, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 1300, true), STORE_OK);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 1000);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT sum(b.n) FROM series_blocks b JOIN series s"
+						       " ON s.id = b.key % 4294967296 WHERE s.name = 'cpu.cores'"),
+			 POSTED);
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	store_close(f.st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* A point posted behind the flushed mark (a clock stepped back) is staged, then merged into its block. */
 static void
 sampler_point_behind_the_mark(void **state)
@@ -863,6 +965,7 @@ main(void)
 		cmocka_unit_test(migrates_release_b4c3343),
 		cmocka_unit_test(sampler_points_in_memory),
 		cmocka_unit_test(reported_batches_survive_a_crash),
+		cmocka_unit_test(failed_commit_undoes_memory),
 		cmocka_unit_test(sampler_point_behind_the_mark),
 	};
 
