@@ -290,8 +290,8 @@ store_batch_decode(const unsigned char *b, size_t len, store_batch_run_fn *fn, v
 		if ((s = malloc((n ? n : 1) * sizeof(*s))) == NULL)
 			return -2;
 		for (size_t k = 0; k < n; k++, pos += DOUBLE_BYTES)
-			s[k] = (struct sample){(int64_t)job, double_get(times + k * DOUBLE_BYTES), sname, double_get(b + pos),
-					       nphase > 0 ? sphase : NULL};
+			s[k] = (struct sample){(int64_t)job, double_get(times + k * DOUBLE_BYTES), sname,
+					       double_get(b + pos), nphase > 0 ? sphase : NULL};
 		r = fn(s, (size_t)n, arg);
 		free(s);
 	}

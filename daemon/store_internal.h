@@ -104,12 +104,15 @@ struct store_pending *pending_new(void);
 void pending_free(struct store_pending *p);
 /* Appends the points of s that are not skipped (skip NULL: all), all or none (writer thread); -1 when out of memory. */
 int pending_add(struct store_pending *p, const struct sample *s, size_t n, const bool *skip);
-/* A malloc'd copy of one series' points in [lo, hi) (phase NULL: of every phase), in the order added; -1 when out of memory. */
+/*
+ * A malloc'd copy of one series' points in [lo, hi) (phase NULL: of every
+ * phase), in the order added; -1 when out of memory.
+ */
 int pending_copy(struct store_pending *p, int64_t job_id, const char *name, const char *phase, double lo, double hi,
 		 struct series_point **out, size_t *n);
 /* Calls fn with the name and phase of each series of job_id holding points, under the lock (fn must not call back). */
-void pending_job_names(struct store_pending *p, int64_t job_id, void (*fn)(const char *name, const char *phase, void *arg),
-		       void *arg);
+void pending_job_names(struct store_pending *p, int64_t job_id,
+		       void (*fn)(const char *name, const char *phase, void *arg), void *arg);
 /* Copies of every series' points in [lo, hi), series without any left out (writer thread); -1 when out of memory. */
 int pending_take(struct store_pending *p, double lo, double hi, struct pending_run **runs, size_t *nruns);
 void pending_runs_free(struct pending_run *runs, size_t n);

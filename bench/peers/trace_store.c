@@ -324,7 +324,8 @@ dump_staged(sqlite3 *db)
 	if (query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'reported_batches'") <= 0)
 		return 0;
 	mark = (double)query(db, "SELECT t FROM reported_flushed");
-	if (sqlite3_prepare_v2(db, "INSERT INTO temp.staged VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(db, "INSERT INTO temp.staged VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins, NULL) !=
+		    SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT data FROM reported_batches ORDER BY id", -1, &b, NULL) != SQLITE_OK)
 		return -1;
 	while (r == 0 && sqlite3_step(b) == SQLITE_ROW)

@@ -681,13 +681,12 @@ apply_gate(struct store_conn *c, void *arg)
 static int
 apply_poison(struct store_conn *c, void *arg)
 {
+	static const char sql[] = "PRAGMA defer_foreign_keys = ON;"
+				  " INSERT INTO trials (workload_id, config, objective, t_start)"
+				  " VALUES (424242, '{}', 'throughput', 0)";
+
 	(void)arg;
-	return sqlite3_exec(c->db,
-			    "PRAGMA defer_foreign_keys = ON; INSERT INTO trials (workload_id, config, objective, t_start)"
-			    " VALUES (424242, '{}', 'throughput', 0)",
-			    NULL, NULL, NULL) == SQLITE_OK
-		       ? STORE_OK
-		       : STORE_EIO;
+	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? STORE_OK : STORE_EIO;
 }
 
 static int
@@ -836,7 +835,8 @@ crash_reads_back(struct store *st, int64_t job)
 			assert_int_equal(json_array_size(a.points), 800);
 			for (int i = 0; i < 800; i++) {
 				crash_step(job, 800 * w + i, s);
-				assert_true(point(a.points, (size_t)i, 0) == s[n].t && point(a.points, (size_t)i, 1) == s[n].value);
+				assert_true(point(a.points, (size_t)i, 0) == s[n].t &&
+					    point(a.points, (size_t)i, 1) == s[n].value);
 			}
 			answer_free(&a);
 		}
@@ -860,8 +860,9 @@ batch_damage_refused(const char *db)
 	size_t len, n = 0;
 
 	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(h, "SELECT data FROM reported_batches ORDER BY id DESC LIMIT 1", -1, &s, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(h, "SELECT data FROM reported_batches ORDER BY id DESC LIMIT 1", -1, &s, NULL),
+		SQLITE_OK);
 	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
 	len = (size_t)sqlite3_column_bytes(s, 0);
 	assert_non_null(b = malloc(len + 1));
