@@ -14,6 +14,7 @@ daemon_libdlprof_a_SOURCES = \
 	daemon/store_labels.c daemon/store_labels.h \
 	daemon/store_ranks.c \
 	daemon/store_samples.c \
+	daemon/store_batches.c \
 	daemon/store_pending.c \
 	daemon/series_codec.c daemon/series_codec.h \
 	daemon/series_summary.c daemon/series_summary.h \

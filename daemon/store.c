@@ -60,8 +60,8 @@ struct store {
 	atomic_ulong jobs_generation;   /* bumped by each committed change of the running jobs */
 	atomic_ulong generation;        /* bumped by each committed batch of writes */
 
-	struct store_pending *pending;  /* the sampler's points not yet in blocks (its own lock) */
-	double pending_mark;            /* writer thread: sampler_flushed.t as it last set it */
+	struct store_pending *pending[PENDING_KINDS]; /* the points not yet in blocks (each its own lock) */
+	double pending_mark[PENDING_KINDS];           /* writer thread: each kind's flushed mark as it last set it */
 
 	struct store_limits limits;     /* under lock: the tiers' limits and the budget in force */
 	int64_t wal_limit;              /* writer thread: the WAL bound last set on its connection */
@@ -74,7 +74,7 @@ static const char sql_rollback_to[] = "ROLLBACK TO op";
 static const char sql_begin[] = "BEGIN IMMEDIATE";
 static const char sql_commit[] = "COMMIT";
 static const char sql_read_begin[] = "BEGIN";   /* deferred: the first read takes the snapshot */
-static const char sql_sampler_mark[] = "SELECT t FROM sampler_flushed";
+static const char sql_marks[] = "SELECT (SELECT t FROM sampler_flushed), (SELECT t FROM reported_flushed)";
 static const char sql_pragmas_normal[] =
 	"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
 static const char sql_pragmas_full[] =
@@ -560,22 +560,33 @@ static void store_vacuum(struct store *st)
 	log_info("store: %s rebuilt", st->path);
 }
 
-/* The flushed mark of the sampler's points (sql/011_sampler_flushed.sql), before the writer starts. */
-static int store_read_mark(struct store *st)
+/*
+ * The flushed marks (sql/011, 018), and the staged reported batches read
+ * back into memory, before the writer starts.
+ */
+static int store_read_pending(struct store *st)
 {
-	sqlite3_stmt *s = store_stmt(&st->writer, sql_sampler_mark);
+	sqlite3_stmt *s = store_stmt(&st->writer, sql_marks);
 	int rc;
 
 	if (s == NULL)
 		return -1;
 	rc = sqlite3_step(s);
-	st->pending_mark = rc == SQLITE_ROW ? sqlite3_column_double(s, 0) : 0;
+	if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL && sqlite3_column_type(s, 1) != SQLITE_NULL) {
+		st->pending_mark[PENDING_SAMPLER] = sqlite3_column_double(s, 0);
+		st->pending_mark[PENDING_REPORTED] = sqlite3_column_double(s, 1);
+	} else if (rc == SQLITE_ROW) {
+		rc = SQLITE_CORRUPT;
+	}
 	sqlite3_reset(s);
 	if (rc != SQLITE_ROW) {
-		store_fail(&st->writer, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "read the sampler's flushed mark");
+		store_fail(&st->writer, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "read the flushed marks");
 		return -1;
 	}
-	return 0;
+	return store_batches_replay(&st->writer, st->pending[PENDING_REPORTED], st->pending_mark[PENDING_REPORTED]) ==
+			       STORE_OK
+		       ? 0
+		       : -1;
 }
 
 void store_jobs_changed(struct store *st)
@@ -667,8 +678,10 @@ struct store *store_open(const char *path, const struct store_options *opt)
 	st->limit = opt->queue_limit ? opt->queue_limit : 4096;
 	st->limits = opt->limits;
 	st->path = strdup(path);
-	st->pending = pending_new();
-	if (!st->path || !st->pending || store_setup_writer(st, opt) < 0 || store_read_mark(st) < 0 ||
+	st->pending[PENDING_SAMPLER] = pending_new();
+	st->pending[PENDING_REPORTED] = pending_new();
+	if (!st->path || !st->pending[PENDING_SAMPLER] || !st->pending[PENDING_REPORTED] ||
+	    store_setup_writer(st, opt) < 0 || store_read_pending(st) < 0 ||
 	    store_wal_bound(st) < 0)
 		goto fail;
 
@@ -703,7 +716,7 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
-	/* The sampler's points still in memory become staged rows: a clean stop keeps them all. */
+	/* The sampler's points still in memory are staged: a clean stop keeps them all (the jobs' are already). */
 	if (st->thread_started && store_write(st, store_samples_stage_pending, st) != STORE_OK)
 		log_warnx("%s: the sampler's unflushed points could not be staged; they are lost", __func__);
 	if (st->thread_started) {
@@ -723,19 +736,20 @@ void store_close(struct store *st)
 	pthread_cond_destroy(&st->done);
 	pthread_cond_destroy(&st->work);
 	pthread_mutex_destroy(&st->lock);
-	pending_free(st->pending);
+	for (int k = 0; k < PENDING_KINDS; k++)
+		pending_free(st->pending[k]);
 	free(st->path);
 	free(st);
 }
 
-struct store_pending *store_pending_of(struct store *st)
+struct store_pending *store_pending_of(struct store *st, enum pending_kind kind)
 {
-	return st->pending;
+	return st->pending[kind];
 }
 
-double *store_pending_mark(struct store *st)
+double *store_pending_mark(struct store *st, enum pending_kind kind)
 {
-	return &st->pending_mark;
+	return &st->pending_mark[kind];
 }
 
 /* ---- the writer ---- */
@@ -869,12 +883,18 @@ static int store_writer_check(struct store *st, char *why, size_t why_len)
 static void store_run_batch(struct store *st, struct store_op *batch)
 {
 	struct store_conn *c = &st->writer;
+	double marks[PENDING_KINDS];
 	char why[256] = "";
 	int status;
 
 	/* While writes fail, each retry's failure was reported already. */
 	c->quiet = st->write_status != STORE_OK;
 	status = store_writer_check(st, why, sizeof(why));
+	/* The points in memory and their marks go with the transaction: a failed commit undoes them too. */
+	for (int k = 0; k < PENDING_KINDS; k++) {
+		marks[k] = st->pending_mark[k];
+		pending_txn_begin(st->pending[k]);
+	}
 
 	if (status == STORE_OK)
 		status = store_exec(c, sql_begin);
@@ -891,6 +911,11 @@ static void store_run_batch(struct store *st, struct store_op *batch)
 					op->result = status;
 		}
 	}
+	if (status != STORE_OK)
+		for (int k = 0; k < PENDING_KINDS; k++) {
+			pending_txn_undo(st->pending[k]);
+			st->pending_mark[k] = marks[k];
+		}
 	if (status != STORE_OK && why[0] == '\0')
 		snprintf(why, sizeof(why), "%s", sqlite3_errmsg(c->db));
 	if (st->budget.checkpoint_due)

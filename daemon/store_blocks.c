@@ -1,6 +1,6 @@
 /*
- * The series' flush in the writer (sql/007, 016): staged sample rows and
- * the sampler's points in memory of closed spans become one compressed
+ * The series' flush in the writer (sql/007, 016, 018): the points in memory
+ * and the staged sample rows of closed spans become one compressed
  * block per series and span (series_codec.h), and are added to the hour
  * tier.  A series-span with more than one point in some second (a job
  * that reports every step) is dense: its points as sent go to series_raw,
@@ -12,17 +12,22 @@
  * flush then runs the tiers' retention and the budget (store_tiers.c);
  * the sampler posts it once a minute.
  *
- * The sampler's points come from the writer's memory (store_pending.c):
- * each span is encoded as soon as it closes, the flushed mark moves past
- * it in the same savepoint, and the points leave memory at the next upkeep,
- * when no reader's snapshot can still predate the mark.
+ * The sampler's and the jobs' points come from the writer's memory
+ * (store_pending.c): a span of the sampler's is encoded as soon as it
+ * closes, a span of the jobs' a span later (flush_range says why), their
+ * kind's flushed mark moves past it in the same savepoint (with the jobs'
+ * batches wholly before it deleted, store_batches.c), and the points leave
+ * memory at the next upkeep, when no reader's snapshot can still predate
+ * the mark.
  *
- * A flush takes at most FLUSH_MAX_S of staged time, oldest first, a span
- * at a time, so the first flushes after the migration (days of rows
+ * Staged rows are the points that arrived behind their mark (a batch late
+ * by more than a span, a clock stepped back) and those older releases
+ * staged.  A flush takes at most FLUSH_MAX_S of staged time, oldest first,
+ * a span at a time, so the first flushes after a migration (days of rows
  * staged) keep each writer transaction short and catch up over a few
- * minutes.  Points that arrive for a span already flushed (a job's late
- * batch) are merged into its blocks, with their own times; into its
- * per-second summaries alone once its raw points have gone.
+ * minutes.  Points that arrive for a span already flushed are merged into
+ * its blocks, with their own times; into its per-second summaries alone
+ * once its raw points have gone.
  */
 #include <assert.h>
 #include <math.h>
@@ -725,13 +730,11 @@ exec_bound(struct store_conn *c, const char *sql, double arg, const char *what)
 
 /*
  * The staged time this flush takes, [*first, *cutoff): spans closed for a
- * whole span at least, at most FLUSH_MAX_S past the oldest.  Jobs' batches
- * arrive late by seconds to minutes (a client's last batch, its resend
- * after the daemon was away): while their span is staged they are a plain
- * insert, not blocks decoded and encoded again; and every staged point
- * stays a row of samples for at least STORE_BLOCK_S, which readers of the
- * recent past (and tests of what a crash keeps) can count on.  The
- * sampler's points are never late and are not staged (flush_pending).
+ * whole span at least, at most FLUSH_MAX_S past the oldest.  The jobs'
+ * points in memory wait as long (apply_maintain): their batches arrive
+ * late by seconds to minutes (a client's last batch, its resend after the
+ * daemon was away), and while their span is in memory they join it there,
+ * not blocks decoded and encoded again.
  */
 static int
 flush_range(struct store_conn *c, double now, double *first, double *cutoff)
@@ -807,83 +810,138 @@ store_block_keys(int64_t series_id, double lo, double hi, int64_t *first, int64_
 	return any;
 }
 
-/* Encodes one series' points from memory (any order) into their spans' blocks. */
 static int
-flush_run(struct store_conn *c, struct pending_run *run)
+cmp_run_job(const void *a, const void *b)
 {
-	struct group *gs = NULL;
-	size_t i = 0, j, ng, cap = 0;
+	int64_t x = ((const struct pending_run *)a)->job_id, y = ((const struct pending_run *)b)->job_id;
+
+	return (x > y) - (x < y);
+}
+
+/* The start of the span of the run's next point (at *at), or INT64_MAX when the run is spent. */
+static int64_t
+run_span(const struct pending_run *run, size_t at)
+{
+	return at < run->n ? (int64_t)floor(run->p[at].t / STORE_BLOCK_S) * STORE_BLOCK_S : INT64_MAX;
+}
+
+/*
+ * Encodes one job's series' points from memory (any order) into their
+ * spans' blocks: a span's series together, as flush_staged_span does, so
+ * that its dense series share their times.
+ */
+static int
+flush_job_runs(struct store_conn *c, struct pending_run *runs, size_t nruns)
+{
+	size_t *at = calloc(nruns ? nruns : 1, sizeof(*at)), ng = 0, cap = 0;
+	struct group *gs = NULL, *g, *ngs;
 	int r = STORE_OK;
 
-	qsort(run->p, run->n, sizeof(*run->p), cmp_point_t);
-	while (r == STORE_OK && i < run->n) {
-		int64_t t0 = (int64_t)floor(run->p[i].t / STORE_BLOCK_S) * STORE_BLOCK_S;
+	if (at == NULL)
+		return STORE_EIO;
+	for (size_t i = 0; i < nruns; i++)
+		if (runs[i].n > 0)
+			qsort(runs[i].p, runs[i].n, sizeof(*runs[i].p), cmp_point_t);
+	while (r == STORE_OK) {
+		int64_t t0 = INT64_MAX;
 
-		for (j = i; j < run->n && (int64_t)floor(run->p[j].t / STORE_BLOCK_S) * STORE_BLOCK_S == t0; j++)
-			;
-		if ((gs = array_grow(gs, &cap, 1, sizeof(*gs))) == NULL)
-			return STORE_EIO;
-		memset(&gs[0], 0, sizeof(gs[0]));
-		gs[0].job_id = run->job_id;
-		gs[0].t0 = t0;
-		snprintf(gs[0].name, sizeof(gs[0].name), "%s", run->name);
-		ng = 1;
-		/* Merging may add a stored block's points: the group owns a copy. */
-		for (size_t k = i; k < j && r == STORE_OK; k++)
-			r = group_append(&gs[0], &run->p[k].t, &run->p[k].v, 1);
+		for (size_t i = 0; i < nruns; i++)
+			if (run_span(&runs[i], at[i]) < t0)
+				t0 = run_span(&runs[i], at[i]);
+		if (t0 == INT64_MAX)
+			break;
+		for (size_t i = 0; i < nruns && r == STORE_OK; i++) {
+			if (run_span(&runs[i], at[i]) != t0)
+				continue;
+			if ((ngs = array_grow(gs, &cap, ng + 1, sizeof(*gs))) == NULL) {
+				r = STORE_EIO;
+				break;
+			}
+			gs = ngs;
+			g = &gs[ng++];
+			*g = (struct group){.job_id = runs[i].job_id, .t0 = t0};
+			snprintf(g->name, sizeof(g->name), "%s", runs[i].name);
+			snprintf(g->phase, sizeof(g->phase), "%s", runs[i].phase);
+			/* Merging may add a stored block's points: the group owns a copy. */
+			for (; r == STORE_OK && run_span(&runs[i], at[i]) == t0; at[i]++)
+				r = group_append(g, &runs[i].p[at[i]].t, &runs[i].p[at[i]].v, 1);
+		}
 		if (r == STORE_OK)
 			r = jobspan_flush(c, &gs, &ng, &cap);
 		groups_free(gs, ng);
-		i = j;
+		ng = 0;
 	}
 	free(gs);
+	free(at);
 	return r;
 }
 
 /*
- * The sampler's points of the spans closed by now, from memory into blocks,
- * and the flushed mark past them; the points flushed at an earlier upkeep
- * (committed a minute ago at least) leave memory.
+ * The points of one kind in memory of the spans before cutoff into blocks,
+ * a job at a time; the points flushed at an earlier upkeep (committed a
+ * minute ago at least) leave memory.  *points: how many were encoded.
  */
 static int
-flush_pending(struct store *st, struct store_conn *c, double now, size_t *points)
+flush_pending(struct store *st, struct store_conn *c, enum pending_kind kind, double cutoff, size_t *points)
 {
-	double *mark = store_pending_mark(st), cutoff = floor(now / STORE_BLOCK_S) * STORE_BLOCK_S;
+	struct store_pending *p = store_pending_of(st, kind);
+	double mark = *store_pending_mark(st, kind);
 	struct pending_run *runs = NULL;
-	size_t nruns = 0;
+	size_t nruns = 0, j;
 	int r = STORE_OK;
 
 	*points = 0;
-	pending_prune(store_pending_of(st), *mark);
-	if (!(cutoff > *mark))
+	pending_prune(p, mark);
+	if (!(cutoff > mark))
 		return STORE_OK;
-	if (pending_take(store_pending_of(st), *mark, cutoff, &runs, &nruns) < 0)
+	if (pending_take(p, mark, cutoff, &runs, &nruns) < 0)
 		return STORE_EIO;
-	for (size_t i = 0; i < nruns && r == STORE_OK; i++) {
-		r = flush_run(c, &runs[i]);
-		*points += runs[i].n;
+	if (nruns > 0)
+		qsort(runs, nruns, sizeof(*runs), cmp_run_job);
+	for (size_t i = 0; i < nruns && r == STORE_OK; i = j) {
+		for (j = i; j < nruns && runs[j].job_id == runs[i].job_id; j++)
+			*points += runs[j].n;
+		r = flush_job_runs(c, runs + i, j - i);
 	}
 	pending_runs_free(runs, nruns);
-	if (r != STORE_OK || (r = exec_bound(c, sql_mark_set, cutoff, "move the sampler's flushed mark")) != STORE_OK)
+	if (r != STORE_OK)
 		return r;
-	*mark = cutoff;
-	return STORE_OK;
+	return kind == PENDING_SAMPLER ? exec_bound(c, sql_mark_set, cutoff, "move the sampler's flushed mark")
+				       : store_batches_flushed(c, cutoff);
 }
 
+/*
+ * The upkeep: the staged rows and the points in memory of closed spans
+ * into blocks, then the tiers.  The sampler's spans are encoded as soon as
+ * they close; the jobs' a span later, for the reason flush_range gives.
+ * The marks in memory move only once the whole upkeep has succeeded: a
+ * failure rolls its savepoint back, and the points stay where they were.
+ */
 static int
 apply_maintain(struct store_conn *c, void *arg)
 {
 	const struct maintain *m = arg;
-	size_t rows = 0, points = 0;
+	double cutoff[PENDING_KINDS];
+	size_t rows = 0, points[PENDING_KINDS] = {0};
 	int64_t live = 0;
 	int r;
 
-	if ((r = store_tiers_live(c, &live)) != STORE_OK || (r = flush_staged(c, m->now, &rows)) != STORE_OK ||
-	    (r = flush_pending(m->st, c, m->now, &points)) != STORE_OK)
+	cutoff[PENDING_SAMPLER] = floor(m->now / STORE_BLOCK_S) * STORE_BLOCK_S;
+	cutoff[PENDING_REPORTED] = cutoff[PENDING_SAMPLER] - STORE_BLOCK_S;
+	if ((r = store_tiers_live(c, &live)) != STORE_OK || (r = flush_staged(c, m->now, &rows)) != STORE_OK)
 		return r;
-	if (rows > 0 || points > 0)
-		log_debug("%s: %zu staged samples and %zu of the sampler's encoded", __func__, rows, points);
-	return store_tiers_upkeep(m->st, c, m->now, live);
+	for (int k = 0; k < PENDING_KINDS; k++)
+		if ((r = flush_pending(m->st, c, (enum pending_kind)k, cutoff[k], &points[k])) != STORE_OK)
+			return r;
+	if (rows > 0 || points[PENDING_SAMPLER] > 0 || points[PENDING_REPORTED] > 0)
+		log_debug("%s: %zu staged samples, %zu of the sampler's and %zu reported encoded", __func__, rows,
+			  points[PENDING_SAMPLER], points[PENDING_REPORTED]);
+	if ((r = store_tiers_upkeep(m->st, c, m->now, live)) != STORE_OK)
+		return r;
+	for (int k = 0; k < PENDING_KINDS; k++)
+		if (cutoff[k] > *store_pending_mark(m->st, (enum pending_kind)k))
+			*store_pending_mark(m->st, (enum pending_kind)k) = cutoff[k];
+	return STORE_OK;
 }
 
 int

@@ -84,38 +84,71 @@ int store_rank_insert(struct store_conn *c, int64_t id, const struct job_spec *s
 int store_ranks_json(struct store_conn *c, int64_t id, json_t *job);
 
 /*
- * The sampler's points not yet in blocks, in memory (store_pending.c).  The
- * writer thread adds and takes; readers copy under the store_pending's own
- * lock.  Points before the flushed mark (sql 011, sampler_flushed) are in
- * blocks; a reader adds those at or after the mark its snapshot shows.
+ * The points not yet in blocks, in memory (store_pending.c): the
+ * sampler's, and the jobs' reported points, each with its own flushed mark
+ * (sql/011 sampler_flushed, sql/018 reported_flushed).  The writer thread
+ * adds and takes; readers copy under the store_pending's own lock.  Points
+ * before a mark are in blocks; a reader adds those at or after the mark
+ * its snapshot shows.  A series is a job, a name and a phase ("" for none).
  */
 struct series_point;
 struct store_pending;
+enum pending_kind { PENDING_SAMPLER, PENDING_REPORTED, PENDING_KINDS };
 struct pending_run {                /* one series' points taken for a flush */
 	int64_t job_id;
-	char *name;
+	char *name, *phase;
 	struct series_point *p;
 	size_t n;
 };
 struct store_pending *pending_new(void);
 void pending_free(struct store_pending *p);
-/* Appends one point (writer thread); -1 when out of memory. */
-int pending_add(struct store_pending *p, int64_t job_id, const char *name, double t, double v);
-/* A malloc'd copy of one series' points in [lo, hi), in the order added; -1 when out of memory. */
-int pending_copy(struct store_pending *p, int64_t job_id, const char *name, double lo, double hi,
+/* Appends the points of s that are not skipped (skip NULL: all), all or none (writer thread); -1 when out of memory. */
+int pending_add(struct store_pending *p, const struct sample *s, size_t n, const bool *skip);
+/*
+ * A malloc'd copy of one series' points in [lo, hi) (phase NULL: of every
+ * phase), in the order added; -1 when out of memory.
+ */
+int pending_copy(struct store_pending *p, int64_t job_id, const char *name, const char *phase, double lo, double hi,
 		 struct series_point **out, size_t *n);
-/* Calls fn with the name of each series of job_id holding points, under the lock (fn must not call back). */
-void pending_job_names(struct store_pending *p, int64_t job_id, void (*fn)(const char *name, void *arg), void *arg);
-/* Copies of every series' points in [lo, hi), series without any left out; -1 when out of memory. */
+/* Calls fn with the name and phase of each series of job_id holding points, under the lock (fn must not call back). */
+void pending_job_names(struct store_pending *p, int64_t job_id,
+		       void (*fn)(const char *name, const char *phase, void *arg), void *arg);
+/* Copies of every series' points in [lo, hi), series without any left out (writer thread); -1 when out of memory. */
 int pending_take(struct store_pending *p, double lo, double hi, struct pending_run **runs, size_t *nruns);
 void pending_runs_free(struct pending_run *runs, size_t n);
-/* Forgets the points before `before` (in blocks for a while) and the series left empty. */
+/*
+ * The writer's transaction: a commit that fails undoes the points added
+ * since pending_txn_begin, as the database undoes their batches (writer
+ * thread).
+ */
+void pending_txn_begin(struct store_pending *p);
+void pending_txn_undo(struct store_pending *p);
+/* Forgets the points before `before` (in blocks for a while) and the series left empty (writer thread). */
 void pending_prune(struct store_pending *p, double before);
-/* The store's pending points, and the flushed mark as the writer last set it (writer thread). */
-struct store_pending *store_pending_of(struct store *st);
-double *store_pending_mark(struct store *st);
-/* store_samples.c: writes the pending points at or after the mark as staged rows (an apply function). */
+/* The store's pending points of a kind, and its flushed mark as the writer last set it (writer thread). */
+struct store_pending *store_pending_of(struct store *st, enum pending_kind kind);
+double *store_pending_mark(struct store *st, enum pending_kind kind);
+/* store_samples.c: writes the sampler's pending points at or after its mark as a staged batch (an apply function). */
 int store_samples_stage_pending(struct store_conn *c, void *st);
+
+/*
+ * store_batches.c: the reported batches staged until their points are in
+ * blocks (sql/018).  store_batch_stage writes the points of s not skipped
+ * (at least one) as one row; store_batches_replay adds every staged point
+ * at or after mark to p (the store's opening); store_batches_flushed moves
+ * the reported mark to mark and deletes the batches wholly before it.
+ */
+int store_batch_stage(struct store_conn *c, const struct sample *s, size_t n, const bool *skip);
+/*
+ * Calls fn with each series' points of a staged batch's blob, in the order
+ * sent (the samples' strings last until fn returns).  0; -1 when the blob
+ * does not decode (after fn had the runs before the damage); fn's result
+ * when it is not 0.
+ */
+typedef int store_batch_run_fn(const struct sample *s, size_t n, void *arg);
+int store_batch_decode(const unsigned char *b, size_t len, store_batch_run_fn *fn, void *arg);
+int store_batches_replay(struct store_conn *c, struct store_pending *p, double mark);
+int store_batches_flushed(struct store_conn *c, double mark);
 
 /* Borrows a read connection (blocks while all are in use); give it back. */
 struct store_conn *store_reader(struct store *st);

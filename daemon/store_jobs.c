@@ -75,7 +75,7 @@ static const char sql_job_trials[] =
 /*
  * The job's first phase after ?2 (phases are never empty: '' starts), by one
  * probe of samples_job_phase (staged samples) and one of series_job_phase
- * (series already in blocks).
+ * (series already in blocks); those of its points in memory are added.
  */
 static const char sql_job_next_phase[] =
 	"SELECT min(p) FROM (SELECT min(phase) AS p FROM samples WHERE job_id = ?1 AND phase > ?2"
@@ -508,6 +508,22 @@ static int job_trials_json(struct store_conn *c, int64_t id, json_t *job)
 	return r;
 }
 
+/* Adds a phase of the job's points in memory to the sorted array of phases, unless it is there. */
+static void phase_add_pending(const char *name, const char *phase, void *arg)
+{
+	json_t *phases = arg;
+	size_t i, n = json_array_size(phases);
+	int c = 1;
+
+	(void)name;
+	if (phase[0] == '\0')
+		return;
+	for (i = 0; i < n && (c = strcmp(json_string_value(json_array_get(phases, i)), phase)) < 0; i++)
+		;
+	if (c != 0)
+		json_array_insert_new(phases, i, json_string(phase));
+}
+
 /*
  * The job's distinct phases by a loose index scan stepped from here, one
  * probe per phase.  As a recursive CTE the same scan needed an ephemeral
@@ -515,7 +531,7 @@ static int job_trials_json(struct store_conn *c, int64_t id, json_t *job)
  * madvise and page faults each time, the allocator returning freed pages
  * at once): GET /api/v1/jobs/{id} ran at half the rate.
  */
-static int job_phases_json(struct store_conn *c, int64_t id, json_t *job)
+static int job_phases_json(struct store *st, struct store_conn *c, int64_t id, json_t *job)
 {
 	sqlite3_stmt *s = store_stmt(c, sql_job_next_phase);
 	json_t *phases = json_array();
@@ -542,6 +558,8 @@ static int job_phases_json(struct store_conn *c, int64_t id, json_t *job)
 	}
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);   /* nothing left pointing into the job's JSON */
+	for (int k = 0; k < PENDING_KINDS && r == STORE_OK; k++)
+		pending_job_names(store_pending_of(st, (enum pending_kind)k), id, phase_add_pending, phases);
 	json_object_set_new(job, "phases", phases);
 	return r;
 }
@@ -561,7 +579,7 @@ int store_job_get(struct store *st, int64_t id, json_t **out)
 	if (r == STORE_OK)
 		r = job_trials_json(c, id, job);
 	if (r == STORE_OK)
-		r = job_phases_json(c, id, job);
+		r = job_phases_json(st, c, id, job);
 	if (r == STORE_OK)
 		r = job_latest_json(c, id, job);
 	if (r == STORE_OK)

@@ -4,10 +4,16 @@
  * that job views never scan the samples table.  A batch with a sequence
  * number first moves its stream's mark in `ingest_seq`, in the same
  * savepoint: a batch at or below the mark was stored before and is skipped.
- * The sampler's posted batches are not staged: their points go to the
- * writer's memory (store_pending.c) until their span is encoded, and `latest`
- * only; a clean stop stages what is still there.  Per-thread series
- * (thread.*) have no `latest` row: only the heatmap reads them, as history.
+ * No point is a row of its own until it is in a block: the points go to
+ * the writer's memory (store_pending.c) until their span is encoded.  A
+ * job's batch is also staged as one row of reported_batches
+ * (store_batches.c), so that an acknowledged batch survives a crash; the
+ * sampler's posted batches are not staged, and a clean stop stages what
+ * is still in memory the same way.  A point for a span already encoded (a
+ * batch late by more than a span, a clock stepped back) is staged as a row
+ * of samples instead, merged into its blocks at the next flush.  Per-thread
+ * series (thread.*) have no `latest` row: only the heatmap reads them, as
+ * history.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,7 +45,8 @@ struct sample_batch {
 	const char *stream;
 	int64_t seq;            /* 0: no sequence, always stored */
 	bool duplicate;         /* out: seq was not above the mark; nothing stored */
-	struct store *pending;  /* the sampler's batch: points kept in this store's memory, not staged */
+	struct store *st;
+	bool sampler;           /* the sampler's batch: points kept in memory, not staged */
 };
 
 static int insert_one(struct store_conn *c, sqlite3_stmt *ins, const struct sample *x)
@@ -91,14 +98,46 @@ static int advance_seq(struct store_conn *c, struct sample_batch *b)
 }
 
 /*
- * Whether x, of the sampler's batch, went to the writer's memory.  One
- * before the flushed mark (a clock stepped back) is staged instead, its span
- * being encoded already; so is one that memory has no room for.
+ * Marks in late[] the points of the batch that are before their kind's
+ * flushed mark (their span is encoded already): they are staged as rows.
  */
-static bool kept_in_memory(const struct sample_batch *b, const struct sample *x)
+static size_t mark_late(const struct sample_batch *b, bool *late)
 {
-	return b->pending != NULL && x->phase == NULL && x->t >= *store_pending_mark(b->pending) &&
-	       pending_add(store_pending_of(b->pending), x->job_id, x->name, x->t, x->value) == 0;
+	double mark = *store_pending_mark(b->st, b->sampler ? PENDING_SAMPLER : PENDING_REPORTED);
+	size_t nlate = 0;
+
+	for (size_t i = 0; i < b->n; i++)
+		nlate += late[i] = !(b->s[i].t >= mark);
+	return nlate;
+}
+
+/*
+ * The batch's points: the late ones as rows; a job's others as one staged
+ * batch, then all of them into memory, last, so that a failure before
+ * leaves memory as it was.
+ */
+static int store_points(struct store_conn *c, struct sample_batch *b)
+{
+	sqlite3_stmt *ins = store_stmt(c, sql_sample_insert);
+	bool *late = malloc(b->n * sizeof(*late));
+	size_t nlate;
+	int r = STORE_OK;
+
+	if (ins == NULL || late == NULL) {
+		free(late);
+		return STORE_EIO;
+	}
+	nlate = mark_late(b, late);
+	for (size_t i = 0; i < b->n && r == STORE_OK; i++)
+		if (late[i])
+			r = insert_one(c, ins, &b->s[i]);
+	if (r == STORE_OK && nlate < b->n && !b->sampler)
+		r = store_batch_stage(c, b->s, b->n, late);
+	if (r == STORE_OK && nlate < b->n &&
+	    pending_add(store_pending_of(b->st, b->sampler ? PENDING_SAMPLER : PENDING_REPORTED), b->s, b->n, late) < 0)
+		r = STORE_EIO;
+	free(late);
+	return r;
 }
 
 /*
@@ -109,13 +148,12 @@ static bool kept_in_memory(const struct sample_batch *b, const struct sample *x)
 static int apply_samples(struct store_conn *c, void *arg)
 {
 	struct sample_batch *b = arg;
-	sqlite3_stmt *ins = store_stmt(c, sql_sample_insert);
 	sqlite3_stmt *up = store_stmt(c, sql_latest_upsert);
 	size_t newest[LATEST_TRACKED];
 	size_t ntracked = 0;
 	int r;
 
-	if (!ins || !up)
+	if (!up)
 		return STORE_EIO;
 	if (b->seq > 0) {
 		if ((r = advance_seq(c, b)) != STORE_OK || b->duplicate)
@@ -125,8 +163,6 @@ static int apply_samples(struct store_conn *c, void *arg)
 		const struct sample *x = &b->s[i];
 		size_t k;
 
-		if (!kept_in_memory(b, x) && (r = insert_one(c, ins, x)) != STORE_OK)
-			return r;
 		/* Per-thread series are history for the heatmap: job views would carry hundreds of them. */
 		if (strncmp(x->name, STORE_THREAD_PREFIX, sizeof(STORE_THREAD_PREFIX) - 1) == 0)
 			continue;
@@ -147,7 +183,7 @@ static int apply_samples(struct store_conn *c, void *arg)
 	for (size_t k = 0; k < ntracked; k++)
 		if ((r = upsert_latest(c, up, &b->s[newest[k]])) != STORE_OK)
 			return r;
-	return STORE_OK;
+	return b->n > 0 ? store_points(c, b) : STORE_OK;
 }
 
 int store_samples_write(struct store *st, const struct sample *s, size_t n)
@@ -160,7 +196,7 @@ int store_samples_write(struct store *st, const struct sample *s, size_t n)
 int store_samples_write_once(struct store *st, int64_t job_id, const char *stream, int64_t seq,
 			     const struct sample *s, size_t n, bool *duplicate)
 {
-	struct sample_batch b = {.s = s, .n = n, .seq_job = job_id, .stream = stream, .seq = seq};
+	struct sample_batch b = {.s = s, .n = n, .seq_job = job_id, .stream = stream, .seq = seq, .st = st};
 	int r;
 
 	*duplicate = false;
@@ -222,27 +258,37 @@ int store_samples_post(struct store *st, const struct sample *s, size_t n)
 	b = batch_copy(s, n);
 	if (!b)
 		return STORE_EBUSY;
-	b->pending = st;
+	b->st = st;
+	b->sampler = true;
 	return store_post(st, apply_samples, b, batch_free);
 }
 
 int store_samples_stage_pending(struct store_conn *c, void *arg)
 {
 	struct store *st = arg;
-	struct store_pending *p = store_pending_of(st);
-	sqlite3_stmt *ins = store_stmt(c, sql_sample_insert);
+	struct store_pending *p = store_pending_of(st, PENDING_SAMPLER);
 	struct pending_run *runs = NULL;
-	size_t nruns = 0;
+	struct sample_batch b = {.st = st};
+	struct sample *s = NULL;
+	size_t nruns = 0, n = 0;
 	int r = STORE_OK;
 
-	if (ins == NULL)
+	if (pending_take(p, *store_pending_mark(st, PENDING_SAMPLER), INFINITY, &runs, &nruns) < 0)
 		return STORE_EIO;
-	if (pending_take(p, *store_pending_mark(st), INFINITY, &runs, &nruns) < 0)
-		return STORE_EIO;
-	for (size_t i = 0; i < nruns && r == STORE_OK; i++)
-		for (size_t k = 0; k < runs[i].n && r == STORE_OK; k++)
-			r = insert_one(c, ins, &(struct sample){runs[i].job_id, runs[i].p[k].t, runs[i].name,
-								 runs[i].p[k].v, NULL});
+	for (size_t i = 0; i < nruns; i++)
+		n += runs[i].n;
+	if (n > 0 && (s = malloc(n * sizeof(*s))) == NULL)
+		r = STORE_EIO;
+	for (size_t i = 0, k = 0; i < nruns && s != NULL; i++)
+		for (size_t j = 0; j < runs[i].n; j++)
+			s[k++] = (struct sample){runs[i].job_id, runs[i].p[j].t, runs[i].name, runs[i].p[j].v,
+						 runs[i].phase[0] != '\0' ? runs[i].phase : NULL};
+	/* As a job's batch: read back into the reported points' memory when the store opens again. */
+	b.s = s;
+	b.n = n;
+	if (r == STORE_OK && n > 0)
+		r = store_points(c, &b);
+	free(s);
 	pending_runs_free(runs, nruns);
 	if (r == STORE_OK)
 		pending_prune(p, INFINITY);

@@ -7,10 +7,10 @@
  * hour tier beyond.  Spans past the per-second retention come from the
  * minute tier (series_minutes, and series_minute rows of older databases),
  * and the staged samples not yet in blocks are always added, and the
- * sampler's points still in the writer's memory (store_pending.c) from the
- * flushed mark the reader's snapshot shows, so an answer is as new as the
- * last tick and never holds more than about STORE_SERIES_MAX_POINTS points
- * whatever the range.
+ * sampler's and the jobs' points still in the writer's memory
+ * (store_pending.c) from the flushed marks the reader's snapshot shows, so
+ * an answer is as new as the last tick or step and never holds more than
+ * about STORE_SERIES_MAX_POINTS points whatever the range.
  */
 
 #include <limits.h>
@@ -76,8 +76,8 @@ static const char sql_minutes[] =
 	"SELECT t, n, sum, min, max FROM series_minute WHERE series_id = ?1 AND t > ?2 AND t <= ?3";
 static const char sql_hours[] =
 	"SELECT t, n, sum, min, max FROM series_hour WHERE series_id = ?1 AND t > ?2 AND t <= ?3";
-static const char sql_sampler_mark[] = "SELECT t FROM sampler_flushed";
-/* Every name and phase a job has, flushed or staged (the sampler's in memory are added). */
+static const char sql_marks[] = "SELECT (SELECT t FROM sampler_flushed), (SELECT t FROM reported_flushed)";
+/* Every name and phase a job has, flushed or staged (those in memory are added). */
 static const char sql_job_names[] =
 	"SELECT name, phase FROM series WHERE job_id = ?1"
 	" UNION SELECT DISTINCT name, coalesce(phase, '') FROM samples WHERE job_id = ?1";
@@ -188,8 +188,8 @@ struct acc {
  */
 struct reader {
 	struct store_conn *c;
-	struct store_pending *pending;  /* the sampler's points in memory */
-	double mark;                    /* the snapshot's flushed mark: those before it are in blocks */
+	struct store *st;               /* its points in memory */
+	double mark[PENDING_KINDS];     /* the snapshot's flushed marks: those before them are in blocks */
 	double minutes_newest;          /* the newest hour with minutes of any series; NAN: none */
 	double from, to, width;
 	bool to_open;                   /* to itself excluded (buckets), or included (series) */
@@ -474,20 +474,23 @@ read_staged(struct reader *rd, int64_t job_id, const char *name, const char *pha
 	sqlite3_reset(s);
 }
 
-/* The sampler's points in memory, from the snapshot's flushed mark (they have no phase). */
+/* The points in memory of one series (phase NULL: every phase), from the snapshot's flushed marks. */
 static void
-read_pending(struct reader *rd, int64_t job_id, const char *name)
+read_pending(struct reader *rd, int64_t job_id, const char *name, const char *phase)
 {
 	struct series_point *p;
 	size_t n;
 
-	if (pending_copy(rd->pending, job_id, name, fmax(rd->from, rd->mark), nextafter(rd->to, INFINITY), &p, &n) < 0) {
-		rd->r = STORE_EIO;
-		return;
+	for (int k = 0; k < PENDING_KINDS && rd->r == STORE_OK; k++) {
+		if (pending_copy(store_pending_of(rd->st, (enum pending_kind)k), job_id, name, phase,
+				 fmax(rd->from, rd->mark[k]), nextafter(rd->to, INFINITY), &p, &n) < 0) {
+			rd->r = STORE_EIO;
+			return;
+		}
+		for (size_t i = 0; i < n; i++)
+			reader_point(rd, p[i].t, p[i].v);
+		free(p);
 	}
-	for (size_t i = 0; i < n; i++)
-		reader_point(rd, p[i].t, p[i].v);
-	free(p);
 }
 
 /* Reads one name of a job (phase NULL: every phase; "": none) from every tier and the staged tail. */
@@ -520,25 +523,30 @@ read_name(struct reader *rd, int64_t job_id, const char *name, const char *phase
 		read_series_id(rd, ids[i], job_id, dense[i]);
 	if (rd->r == STORE_OK)
 		read_staged(rd, job_id, name, phase);
-	if (rd->r == STORE_OK && (phase == NULL || phase[0] == '\0'))
-		read_pending(rd, job_id, name);
+	if (rd->r == STORE_OK)
+		read_pending(rd, job_id, name, phase);
 }
 
-/* The flushed mark of the sampler's points in this reader's snapshot. */
+/* The flushed marks of the points in memory in this reader's snapshot. */
 static int
-read_mark(struct store_conn *c, double *mark)
+read_marks(struct store_conn *c, double *mark)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_sampler_mark);
+	sqlite3_stmt *s = store_stmt(c, sql_marks);
 	int rc;
 
-	*mark = INFINITY;
+	for (int k = 0; k < PENDING_KINDS; k++)
+		mark[k] = INFINITY;
 	if (s == NULL)
 		return STORE_EIO;
 	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*mark = sqlite3_column_double(s, 0);
+	if (rc == SQLITE_ROW && (sqlite3_column_type(s, 0) == SQLITE_NULL || sqlite3_column_type(s, 1) == SQLITE_NULL))
+		rc = SQLITE_CORRUPT;
+	if (rc == SQLITE_ROW) {
+		mark[PENDING_SAMPLER] = sqlite3_column_double(s, 0);
+		mark[PENDING_REPORTED] = sqlite3_column_double(s, 1);
+	}
 	sqlite3_reset(s);
-	return rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "flushed mark");
+	return rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "flushed marks");
 }
 
 /* The newest hour of the minute tier's blocks (NAN when there are none). */
@@ -565,8 +573,8 @@ reader_init(struct reader *rd, struct store *st, struct store_conn *c, double fr
 {
 	memset(rd, 0, sizeof(*rd));
 	rd->c = c;
-	rd->pending = store_pending_of(st);
-	rd->r = read_mark(c, &rd->mark);
+	rd->st = st;
+	rd->r = read_marks(c, rd->mark);
 	if (rd->r == STORE_OK)
 		rd->r = read_minutes_newest(c, &rd->minutes_newest);
 	rd->from = from;
@@ -665,9 +673,9 @@ struct name_list {
 	int r;
 };
 
-/* Adds a series of the sampler's in memory (no phase) unless the list has it. */
+/* Adds a series in memory unless the list has it. */
 static void
-name_add_pending(const char *name, void *arg)
+name_add_pending(const char *name, const char *phase, void *arg)
 {
 	struct name_list *l = arg;
 	char (*nv)[2][128];
@@ -675,7 +683,7 @@ name_add_pending(const char *name, void *arg)
 	if (!name_wanted(l->prefix, name))
 		return;
 	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i][1][0] == '\0' && strcmp(l->v[i][0], name) == 0)
+		if (strcmp(l->v[i][1], phase) == 0 && strcmp(l->v[i][0], name) == 0)
 			return;
 	if ((nv = array_grow(l->v, &l->cap, l->n + 1, sizeof(*nv))) == NULL) {
 		l->r = STORE_EIO;
@@ -683,7 +691,8 @@ name_add_pending(const char *name, void *arg)
 	}
 	l->v = nv;
 	snprintf(l->v[l->n][0], sizeof(l->v[l->n][0]), "%s", name);
-	l->v[l->n++][1][0] = '\0';
+	snprintf(l->v[l->n][1], sizeof(l->v[l->n][1]), "%s", phase);
+	l->n++;
 }
 
 static int
@@ -716,7 +725,8 @@ job_names(struct store *st, struct store_conn *c, int64_t job_id, const char *pr
 	if (r == STORE_OK) {
 		struct name_list l = {v, *n, cap, prefix, STORE_OK};
 
-		pending_job_names(store_pending_of(st), job_id, name_add_pending, &l);
+		for (int k = 0; k < PENDING_KINDS; k++)
+			pending_job_names(store_pending_of(st, (enum pending_kind)k), job_id, name_add_pending, &l);
 		v = l.v;
 		*n = l.n;
 		r = l.r;

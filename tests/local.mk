@@ -63,7 +63,7 @@ tests_unit_test_config_LDADD = $(UNIT_LDADD)
 # The job lifecycle's rules (jobs.c) and the loopback peer's uid (peer_uid.c).
 check_PROGRAMS += tests/unit/test_jobs tests/unit/test_peer_uid
 TESTS += tests/unit/test_jobs tests/unit/test_peer_uid
-tests_unit_test_jobs_SOURCES = tests/unit/test_jobs.c
+tests_unit_test_jobs_SOURCES = tests/unit/test_jobs.c tests/unit/store_fixture.h
 tests_unit_test_jobs_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_jobs_LDADD = $(UNIT_LDADD)
 tests_unit_test_peer_uid_SOURCES = tests/unit/test_peer_uid.c

@@ -38,6 +38,7 @@
 
 #include "series_codec.h"
 #include "store.h"
+#include "store_internal.h"
 #include "store_series.h"
 
 struct pt {
@@ -279,17 +280,73 @@ dump_table(sqlite3 *db, int64_t job, int64_t key, size_t *n, double **ref)
 	return t;
 }
 
+struct dump_insert {
+	sqlite3_stmt *ins;
+	double mark;               /* the reported points before it are in blocks */
+};
+
+/* Inserts a staged batch's run of points at or after the reported mark into temp.staged. */
+static int
+dump_batch_run(const struct sample *x, size_t n, void *arg)
+{
+	const struct dump_insert *d = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(x[i].t >= d->mark))
+			continue;
+		sqlite3_bind_int64(d->ins, 1, x[i].job_id);
+		sqlite3_bind_text(d->ins, 2, x[i].name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(d->ins, 3, x[i].phase != NULL ? x[i].phase : "", -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(d->ins, 4, x[i].t);
+		sqlite3_bind_double(d->ins, 5, x[i].value);
+		if (sqlite3_step(d->ins) != SQLITE_DONE)
+			return -1;
+		sqlite3_reset(d->ins);
+	}
+	return 0;
+}
+
+/*
+ * The points not yet in blocks, as temp.staged (job_id, name, phase, t,
+ * value): the staged rows, and the staged batches' points at or after the
+ * reported mark (sql/018, where the database has it).  0 or -1.
+ */
+static int
+dump_staged(sqlite3 *db)
+{
+	sqlite3_stmt *ins, *b;
+	double mark;
+	int r = 0;
+
+	if (sqlite3_exec(db, "CREATE TEMP TABLE staged AS SELECT job_id, name, coalesce(phase, '') AS phase, t, value"
+			     " FROM samples", NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	if (query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'reported_batches'") <= 0)
+		return 0;
+	mark = (double)query(db, "SELECT t FROM reported_flushed");
+	if (sqlite3_prepare_v2(db, "INSERT INTO temp.staged VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ins, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT data FROM reported_batches ORDER BY id", -1, &b, NULL) != SQLITE_OK)
+		return -1;
+	while (r == 0 && sqlite3_step(b) == SQLITE_ROW)
+		r = store_batch_decode(sqlite3_column_blob(b, 0), (size_t)sqlite3_column_bytes(b, 0), dump_batch_run,
+				       &(struct dump_insert){ins, mark});
+	sqlite3_finalize(b);
+	sqlite3_finalize(ins);
+	return r;
+}
+
 /*
  * Every series of a stopped daemon's database as points [t, v] (blocks,
- * raw blocks over their time tables, staged rows), sorted by a JSON reader
- * later: one line per series.
+ * raw blocks over their time tables, staged rows and batches), sorted by
+ * a JSON reader later: one line per series.
  */
 static int
 dump(const char *path)
 {
 	static const char sql_series[] =
 		"SELECT k.job_id, coalesce(w.name, ''), k.name, k.phase, coalesce(se.id, -1) FROM"
-		" (SELECT job_id, name, phase FROM series UNION SELECT job_id, name, coalesce(phase, '') FROM samples) k"
+		" (SELECT job_id, name, phase FROM series UNION SELECT job_id, name, phase FROM temp.staged) k"
 		" LEFT JOIN series se ON se.job_id = k.job_id AND se.name = k.name AND se.phase = k.phase"
 		" LEFT JOIN jobs j ON j.id = k.job_id LEFT JOIN workloads w ON w.id = j.workload_id ORDER BY 1, 3, 4";
 	sqlite3 *db;
@@ -299,7 +356,7 @@ dump(const char *path)
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
 		return 1;
 	has_raw = query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'series_raw'") > 0;
-	if (sqlite3_prepare_v2(db, sql_series, -1, &s, NULL) != SQLITE_OK)
+	if (dump_staged(db) < 0 || sqlite3_prepare_v2(db, sql_series, -1, &s, NULL) != SQLITE_OK)
 		return 1;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		int64_t job = sqlite3_column_int64(s, 0), id = sqlite3_column_int64(s, 4);
@@ -333,8 +390,8 @@ dump(const char *path)
 			}
 			sqlite3_finalize(b);
 		}
-		if (sqlite3_prepare_v2(db, "SELECT t, value FROM samples WHERE job_id = ?1 AND name = ?2"
-					   " AND coalesce(phase, '') = ?3 ORDER BY t", -1, &b, NULL) != SQLITE_OK)
+		if (sqlite3_prepare_v2(db, "SELECT t, value FROM temp.staged WHERE job_id = ?1 AND name = ?2"
+					   " AND phase = ?3 ORDER BY t", -1, &b, NULL) != SQLITE_OK)
 			return 1;
 		sqlite3_bind_int64(b, 1, job);
 		sqlite3_bind_text(b, 2, (const char *)sqlite3_column_text(s, 2), -1, SQLITE_TRANSIENT);

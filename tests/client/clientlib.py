@@ -23,7 +23,7 @@ CLIENT = os.path.join(SRCDIR, "client", "python")
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "integration"))
 sys.path.insert(0, CLIENT)
 
-from harness import Daemon, Tap, wait_until  # noqa: E402,F401
+from harness import Daemon, Tap, staged_samples, wait_until  # noqa: E402,F401
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 
@@ -42,15 +42,10 @@ def samples(d, job_id, name=None):
     """
     db = sqlite3.connect("file:%s?mode=ro" % d.db, uri=True, timeout=10)
     try:
-        if name is None:
-            rows = db.execute("SELECT t, name, value, phase FROM samples WHERE job_id = ? ORDER BY t, rowid",
-                              (job_id,)).fetchall()
-        else:
-            rows = db.execute("SELECT t, name, value, phase FROM samples WHERE job_id = ? AND name = ? "
-                              "ORDER BY t, rowid", (job_id, name)).fetchall()
+        rows = staged_samples(db, job_id, name)
     finally:
         db.close()
-    return [{"t": r[0], "name": r[1], "value": r[2], "phase": r[3]} for r in rows]
+    return [{"t": r["t"], "name": r["name"], "value": r["value"], "phase": r["phase"]} for r in rows]
 
 
 def job(d, job_id):

@@ -40,6 +40,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,63 @@ def sanitizer_report(log):
         if i >= 0:
             return log[max(0, i - 200):i + 3000]
     return None
+
+
+def _varint(b, pos):
+    v = shift = 0
+    while True:
+        c = b[pos]
+        pos += 1
+        v |= (c & 0x7f) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, pos
+
+
+def _batch_points(blob):
+    """A staged batch's points (daemon/store_batches.c's format), as (job_id, name, phase or None, t, value)."""
+    assert blob[0] == 1, "unknown staged batch format %d" % blob[0]
+    runs, pos = _varint(blob, 1)
+    times = None
+    for _ in range(runs):
+        job, pos = _varint(blob, pos)
+        n, pos = _varint(blob, pos)
+        name = blob[pos:pos + n].decode()
+        pos += n
+        n, pos = _varint(blob, pos)
+        phase = blob[pos:pos + n].decode() or None
+        pos += n
+        n, pos = _varint(blob, pos)
+        shared = blob[pos]
+        pos += 1
+        if not shared:
+            times = struct.unpack_from("<%dd" % n, blob, pos)
+            pos += 8 * n
+        values = struct.unpack_from("<%dd" % n, blob, pos)
+        pos += 8 * n
+        for t, v in zip(times, values):
+            yield job, name, phase, t, v
+    assert pos == len(blob)
+
+
+def staged_samples(con, job_id=None, name=None):
+    """
+    The points a stopped, crashed or running daemon's database holds but
+    has not encoded into blocks (those the tests read: a test's life is
+    shorter than a ten-minute span): the staged rows of samples, and the
+    points of the staged batches at or after the reported mark (sql/018).
+    Dicts of job_id, t, name, value, phase, by time, then as stored.
+    """
+    out = [(r[0], r[1], r[2], r[3], r[4]) for r in
+           con.execute("SELECT job_id, name, phase, t, value FROM samples ORDER BY rowid")]
+    if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'reported_batches'").fetchone()[0]:
+        mark = con.execute("SELECT t FROM reported_flushed").fetchone()[0]
+        for (blob,) in con.execute("SELECT data FROM reported_batches ORDER BY id"):
+            out.extend(p for p in _batch_points(bytes(blob)) if p[3] >= mark)
+    rows = [{"job_id": p[0], "name": p[1], "phase": p[2], "t": p[3], "value": p[4]} for p in out
+            if (job_id is None or p[0] == job_id) and (name is None or p[1] == name)]
+    rows.sort(key=lambda r: r["t"])
+    return rows
 
 
 class Tap:

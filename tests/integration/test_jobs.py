@@ -23,7 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "reliability"))
-from harness import Daemon, Tap, UnixHTTPConnection, as_uid  # noqa: E402
+from harness import Daemon, Tap, UnixHTTPConnection, as_uid, staged_samples  # noqa: E402
 from common import NetPair  # noqa: E402
 
 NOBODY = 65534
@@ -54,8 +54,7 @@ def owner(d, job_id):
 def stored(d, job_id):
     db = sqlite3.connect("file:%s?mode=ro" % d.db, uri=True, timeout=10)
     try:
-        return db.execute("SELECT count(*) FROM samples WHERE job_id = ? AND name = 'samples_per_s'",
-                          (job_id,)).fetchone()[0]
+        return len(staged_samples(db, job_id, "samples_per_s"))
     finally:
         db.close()
 

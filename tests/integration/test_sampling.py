@@ -21,7 +21,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BUILDDIR, Daemon, Tap, wait_until  # noqa: E402
+from harness import BUILDDIR, Daemon, Tap, staged_samples, wait_until  # noqa: E402
 
 # Three threads hashing large buffers: hashlib releases the GIL for them, so
 # the threads really run in parallel.
@@ -282,7 +282,7 @@ try:
         def _():
             assert rc == 0, (rc, d.log())
             db = sqlite3.connect(d.db)
-            staged = db.execute("SELECT count(*) FROM samples WHERE job_id = 0 AND name = 'cpu.cores'").fetchone()[0]
+            staged = len(staged_samples(db, 0, "cpu.cores"))
             db.close()
             assert staged >= len(before), (staged, len(before))
 

@@ -21,7 +21,7 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from harness import DAEMON, SRCDIR, Daemon, Tap, sanitizer_report, wait_until  # noqa: E402,F401
+from harness import DAEMON, SRCDIR, Daemon, Tap, sanitizer_report, staged_samples, wait_until  # noqa: E402,F401
 
 
 def is_root():

@@ -16,7 +16,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Tap, wait_until  # noqa: E402
+from common import Daemon, Tap, staged_samples, wait_until  # noqa: E402
 
 ROUNDS = 3
 THREADS = 6
@@ -63,7 +63,7 @@ def integrity():
 def stored_values():
     con = sqlite3.connect(db)
     try:
-        return {row[0] for row in con.execute("SELECT value FROM samples WHERE name = 'crash_probe'")}
+        return {r["value"] for r in staged_samples(con, name="crash_probe")}
     finally:
         con.close()
 

@@ -22,7 +22,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Tap, status_of, wait_until  # noqa: E402
+from common import Daemon, Tap, staged_samples, status_of, wait_until  # noqa: E402
 
 tap = Tap()
 H = b"Host: x\r\n"
@@ -157,7 +157,7 @@ def queue_full():
             import sqlite3
             want = {v for r in results if r[0] == 200 for v in r[3]}
             con = sqlite3.connect(d.db)
-            have = {row[0] for row in con.execute("SELECT value FROM samples WHERE name = 'queue_probe'")}
+            have = {r["value"] for r in staged_samples(con, name="queue_probe")}
             con.close()
             assert want and not (want - have), len(want - have)
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DAEMON, Daemon, Tap, fill, is_root, tmpfs, wait_until  # noqa: E402
+from common import DAEMON, Daemon, Tap, fill, is_root, staged_samples, tmpfs, wait_until  # noqa: E402
 
 tap = Tap()
 workdir = tempfile.mkdtemp(prefix="dlprof-storage-")
@@ -34,7 +34,7 @@ def stored(db):
     con = sqlite3.connect(db)
     try:
         ok = con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        values = {r[0] for r in con.execute("SELECT value FROM samples WHERE name = 'fault_probe'")}
+        values = {r["value"] for r in staged_samples(con, name="fault_probe")}
         return ok, values
     finally:
         con.close()

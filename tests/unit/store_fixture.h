@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "store.h"
+#include "store_series.h"
 
 struct store_fixture {
 	char dir[64];
@@ -88,6 +89,27 @@ store_fixture_job(struct store *st, const char *workload, const char *external_i
 	if (rank != NULL)
 		return store_job_join(st, &spec, &id, &adopted) == STORE_OK ? id : -1;
 	return store_job_register(st, &spec, &id) == STORE_OK ? id : -1;
+}
+
+static inline void
+store_fixture_count_bucket(const struct store_bucket *b, void *arg)
+{
+	*(double *)arg += b->count;
+}
+
+/*
+ * How many points of job's series (but the per-thread ones) the store
+ * answers with in [from, to), read as the API reads them: wherever the
+ * store keeps them.  -1 when the read fails.
+ */
+static inline int64_t
+store_fixture_points(struct store *st, int64_t job, double from, double to)
+{
+	double n = 0;
+
+	if (store_series_buckets(st, job, NULL, from, to, 1.0, store_fixture_count_bucket, &n) != STORE_OK)
+		return -1;
+	return (int64_t)n;
 }
 
 /*

@@ -18,6 +18,7 @@
 
 #include "jobs.h"
 #include "store.h"
+#include "store_fixture.h"
 
 #define ALICE 1000
 #define BOB 2000
@@ -120,22 +121,6 @@ static struct job_brief brief(struct fx *f, int64_t id)
 	return b;
 }
 
-static int count(struct fx *f, const char *sql, int64_t id)
-{
-	sqlite3 *db;
-	sqlite3_stmt *s;
-	int v = -1;
-
-	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	sqlite3_bind_int64(s, 1, id);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
-}
-
 static void a_pid_must_name_a_live_process(void **state)
 {
 	struct fx *f = *state;
@@ -235,7 +220,6 @@ static int ingest(struct fx *f, int64_t id, const char *stream, int64_t seq, boo
 static void a_numbered_batch_is_stored_once(void **state)
 {
 	struct fx *f = *state;
-	const char *rows = "SELECT count(*) FROM samples WHERE job_id = ?1";
 	char why[256];
 	bool dup;
 	int64_t id;
@@ -245,7 +229,7 @@ static void a_numbered_batch_is_stored_once(void **state)
 	assert_false(dup);
 	assert_int_equal(ingest(f, id, "a", 1, &dup), STORE_OK);
 	assert_true(dup);
-	assert_int_equal(count(f, rows, id), 2);
+	assert_int_equal(store_fixture_points(f->store, id, 1700000000, 1700000001), 2);
 	assert_int_equal(ingest(f, id, "a", 3, &dup), STORE_OK);
 	assert_false(dup);
 	/* Below the mark: a resend of a batch stored before a later one. */
@@ -254,12 +238,12 @@ static void a_numbered_batch_is_stored_once(void **state)
 	/* Another sender of the same job counts on its own. */
 	assert_int_equal(ingest(f, id, "b", 1, &dup), STORE_OK);
 	assert_false(dup);
-	assert_int_equal(count(f, rows, id), 6);
+	assert_int_equal(store_fixture_points(f->store, id, 1700000000, 1700000001), 6);
 	/* Unnumbered batches are stored each time, as before. */
 	assert_int_equal(ingest(f, id, "", 0, &dup), STORE_OK);
 	assert_int_equal(ingest(f, id, "", 0, &dup), STORE_OK);
 	assert_false(dup);
-	assert_int_equal(count(f, rows, id), 10);
+	assert_int_equal(store_fixture_points(f->store, id, 1700000000, 1700000001), 10);
 	assert_int_equal(jobs_may_ingest(f->jobs, &bob, id, why, sizeof(why)), JOBS_EFORBIDDEN);
 	assert_int_equal(jobs_may_ingest(f->jobs, &alice, id, why, sizeof(why)), STORE_OK);
 	assert_int_equal(jobs_end(f->jobs, &root, id, -1, 1700000002.0, false, 0, why, sizeof(why)), STORE_OK);

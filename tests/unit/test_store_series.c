@@ -9,16 +9,20 @@
  * release before sql/016 wrote (tests/fixtures/store-b4c3343: every point
  * read back, before and after this store's first flush); the sampler's posted
  * points answered from memory, encoded when their span closes without a
- * staged row, and staged by a clean close.
+ * staged row, and staged by a clean close; a job's acknowledged batches
+ * read back after a crash; a failed commit undoing what its transaction
+ * put in memory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -623,8 +627,9 @@ sampler_points_in_memory(void **state)
 	assert_int_equal(fx_dir(&f), 0);
 	assert_non_null(f.st = store_open(f.db, &opts));
 	post_ticks(f.st);
-	/* Not staged (the one row is the ingest-like write), yet answered, and the series listed. */
-	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 1);
+	/* Not staged (the one batch is the ingest-like write, no row a point), yet answered, and the series listed. */
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM reported_batches"), 1);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	assert_int_equal(store_series_buckets(f.st, 0, NULL, T0, T0 + POSTED, 60, count_name, &buckets), STORE_OK);
@@ -633,17 +638,117 @@ sampler_points_in_memory(void **state)
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT sum(n) FROM series_blocks"), 400);
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
-	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 1);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM reported_batches"), 1);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	/* The next upkeep forgets the encoded points: still answered, from the block. */
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	answer_posted(f.st, &a);
 	answer_free(&a);
-	/* A clean close stages the open span's points; reopened, the answer is the same. */
+	/* A clean close stages the open span's points as a batch; reopened, the answer is the same. */
 	store_close(f.st);
-	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 1 + POSTED - 400);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM reported_batches"), 2);
 	assert_non_null(f.st = store_open(f.db, &opts));
+	answer_posted(f.st, &a);
+	answer_free(&a);
+	store_close(f.st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* An operation that holds the writer until the test opens the gate: what is posted meanwhile is one transaction. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t opened;
+	bool open;
+};
+
+static int
+apply_gate(struct store_conn *c, void *arg)
+{
+	struct gate *g = arg;
+
+	(void)c;
+	pthread_mutex_lock(&g->lock);
+	while (!g->open)
+		pthread_cond_wait(&g->opened, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+	return STORE_OK;
+}
+
+/* A trial of no workload, its foreign key checked at the commit: the whole transaction fails there. */
+static int
+apply_poison(struct store_conn *c, void *arg)
+{
+	static const char sql[] = "PRAGMA defer_foreign_keys = ON;"
+				  " INSERT INTO trials (workload_id, config, objective, t_start)"
+				  " VALUES (424242, '{}', 'throughput', 0)";
+
+	(void)arg;
+	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? STORE_OK : STORE_EIO;
+}
+
+static int
+apply_nothing(struct store_conn *c, void *arg)
+{
+	(void)c;
+	(void)arg;
+	return STORE_OK;
+}
+
+static void
+free_nothing(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * A commit that fails takes back what its transaction put in memory: the
+ * points posted in it are not answered, and an upkeep in it leaves the
+ * flushed mark where the database has it, so no point is dropped from
+ * memory that is not in a block.
+ */
+static void
+failed_commit_undoes_memory(void **state)
+{
+	struct store_series_query q = {.job_id = 0, .name = "cpu.cores", .has_from = true, .from = T0 + POSTED,
+				       .has_to = true, .to = T0 + POSTED + 100};
+	struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+	struct sample s[10];
+	struct store_series_answer a;
+	struct fx f;
+	char cmd[600];
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	post_ticks(f.st);
+	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
+	/* Held: ten more ticks, an upkeep that would encode the second span, and the poison, in one transaction. */
+	assert_int_equal(store_post(f.st, apply_gate, &g, free_nothing), STORE_OK);
+	for (int k = 0; k < 10; k++)
+		s[k] = (struct sample){0, T0 + POSTED + k, "cpu.cores", -1.0 - k, NULL};
+	assert_int_equal(store_samples_post(f.st, s, 10), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 1300, false), STORE_OK);
+	assert_int_equal(store_post(f.st, apply_poison, NULL, free_nothing), STORE_OK);
+	pthread_mutex_lock(&g.lock);
+	g.open = true;
+	pthread_cond_signal(&g.opened);
+	pthread_mutex_unlock(&g.lock);
+	/* Whichever transaction this lands in, it ends after the poisoned one. */
+	(void)store_write(f.st, apply_nothing, NULL);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 400);
+	assert_int_equal(store_series(f.st, &q, &a), STORE_OK);
+	assert_int_equal(json_array_size(a.points), 0);
+	answer_free(&a);
+	/* The next upkeeps prune by the mark the database has: every point acknowledged is still answered. */
+	assert_int_equal(store_series_maintain(f.st, T0 + 1300, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 1300, true), STORE_OK);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT t FROM sampler_flushed"), (int64_t)T0 + 1000);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT sum(b.n) FROM series_blocks b JOIN series s"
+						       " ON s.id = b.key % 4294967296 WHERE s.name = 'cpu.cores'"),
+			 POSTED);
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	store_close(f.st);
@@ -682,6 +787,167 @@ sampler_point_behind_the_mark(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+#define CRASH_STEPS 6000    /* a job's steps 0.25 s apart from T0: 1,500 s, over three spans */
+#define CRASH_BATCH 40      /* steps a batch: ten seconds */
+
+/* Step k's points: a dense series, another, and a phase's. */
+static void
+crash_step(int64_t job, int k, struct sample *s)
+{
+	double t = T0 + 0.25 * k;
+
+	s[0] = (struct sample){job, t, "step_time_s", 0.1 + 1e-4 * (k % 17), NULL};
+	s[1] = (struct sample){job, t, "samples_per_s", 320.0 / (0.1 + 1e-4 * (k % 17)), NULL};
+	s[2] = (struct sample){job, t, "phase_time_s", 0.05 * (k % 3), k % 2 ? "fwd" : "bwd"};
+}
+
+/* Writes batches [from, to) as a client does, numbered from 1 on stream "c"; 0 or -1. */
+static int
+crash_write(struct store *st, int64_t job, int from, int to)
+{
+	struct sample s[3 * CRASH_BATCH];
+	bool dup;
+
+	for (int b = from; b < to; b++) {
+		for (int k = 0; k < CRASH_BATCH; k++)
+			crash_step(job, b * CRASH_BATCH + k, &s[3 * k]);
+		if (store_samples_write_once(st, job, "c", b + 1, s, 3 * CRASH_BATCH, &dup) != STORE_OK || dup)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every point of every step, answered once and bit for bit, 200 s at a time (within an answer's raw points). */
+static void
+crash_reads_back(struct store *st, int64_t job)
+{
+	static const char *const names[] = {"step_time_s", "samples_per_s", "phase_time_s"};
+	struct store_series_answer a;
+	struct sample s[3];
+
+	for (int n = 0; n < 3; n++)
+		for (int w = 0; w < CRASH_STEPS / 800; w++) {
+			struct store_series_query q = {.job_id = job, .name = names[n], .has_from = true,
+						       .from = T0 + 200.0 * w, .has_to = true,
+						       .to = T0 + 200.0 * w + 199.875};
+
+			assert_int_equal(store_series(st, &q, &a), STORE_OK);
+			assert_int_equal(json_array_size(a.points), 800);
+			for (int i = 0; i < 800; i++) {
+				crash_step(job, 800 * w + i, s);
+				assert_true(point(a.points, (size_t)i, 0) == s[n].t &&
+					    point(a.points, (size_t)i, 1) == s[n].value);
+			}
+			answer_free(&a);
+		}
+}
+
+static int
+count_run(const struct sample *s, size_t n, void *arg)
+{
+	(void)s;
+	*(size_t *)arg += n;
+	return 0;
+}
+
+/* A staged batch decodes to its points; cut short anywhere, or with a byte past its end, it is refused. */
+static void
+batch_damage_refused(const char *db)
+{
+	sqlite3 *h;
+	sqlite3_stmt *s;
+	unsigned char *b;
+	size_t len, n = 0;
+
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(h, "SELECT data FROM reported_batches ORDER BY id DESC LIMIT 1", -1, &s, NULL),
+		SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	len = (size_t)sqlite3_column_bytes(s, 0);
+	assert_non_null(b = malloc(len + 1));
+	memcpy(b, sqlite3_column_blob(s, 0), len);
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	assert_int_equal(store_batch_decode(b, len, count_run, &n), 0);
+	assert_int_equal(n, 3 * CRASH_BATCH);
+	for (size_t cut = 0; cut < len; cut++)
+		assert_int_equal(store_batch_decode(b, cut, count_run, &n), -1);
+	b[len] = 0;
+	assert_int_equal(store_batch_decode(b, len + 1, count_run, &n), -1);
+	free(b);
+}
+
+/*
+ * A job's acknowledged batches survive a crash.  A child writes them, with
+ * an upkeep halfway that encodes the first span from memory, and dies
+ * without closing the store; reopened, every point is answered once, bit
+ * for bit, from blocks and from the staged batches read back; a resent
+ * batch is still a duplicate; the next flushes encode the rest and leave
+ * no batch.
+ */
+static void
+reported_batches_survive_a_crash(void **state)
+{
+	struct fx f;
+	struct sample s[3 * CRASH_BATCH];
+	char cmd[600];
+	int64_t job = 0;
+	int status;
+	bool dup;
+	pid_t pid;
+	json_t *view;
+
+	(void)state;
+	assert_int_equal(fx_dir(&f), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct job_spec spec = {.workload = "w", .params_json = "{}", .hw_class = "test",
+					.objective = OBJECTIVE_THROUGHPUT, .source = "registered", .started = T0};
+		struct store *st = store_open(f.db, &opts);
+
+		if (st == NULL || store_job_register(st, &spec, &job) != STORE_OK ||
+		    crash_write(st, job, 0, CRASH_STEPS / CRASH_BATCH / 2) < 0 ||
+		    store_series_maintain(st, T0 + 1300, true) != STORE_OK ||
+		    crash_write(st, job, CRASH_STEPS / CRASH_BATCH / 2, CRASH_STEPS / CRASH_BATCH) < 0)
+			_exit(1);
+		_exit(0);   /* no store_close: what a crash leaves */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The first span in blocks, the batches wholly before the reported mark gone, no row a point. */
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT t FROM reported_flushed"), (int64_t)T0 + 400);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 0);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT min(tmax) >= 1700000400 FROM reported_batches"), 1);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM series_raw"), 2);
+	batch_damage_refused(f.db);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	job = store_fixture_query_int(f.db, "SELECT max(id) FROM jobs");
+	crash_reads_back(f.st, job);
+	/* The job view lists its phases once each, from blocks and from memory. */
+	assert_int_equal(store_job_get(f.st, job, &view), STORE_OK);
+	assert_int_equal(json_array_size(json_object_get(view, "phases")), 2);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(view, "phases"), 0)), "bwd");
+	json_decref(view);
+	for (int k = 0; k < CRASH_BATCH; k++)
+		crash_step(job, (CRASH_STEPS / CRASH_BATCH - 1) * CRASH_BATCH + k, &s[3 * k]);
+	assert_int_equal(store_samples_write_once(f.st, job, "c", CRASH_STEPS / CRASH_BATCH, s, 3 * CRASH_BATCH, &dup),
+			 STORE_OK);
+	assert_true(dup);
+	/* Closed cleanly and reopened in between: the same answers. */
+	store_close(f.st);
+	assert_non_null(f.st = store_open(f.db, &opts));
+	crash_reads_back(f.st, job);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, true), STORE_OK);
+	assert_int_equal(store_series_maintain(f.st, T0 + 86400, true), STORE_OK);
+	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM reported_batches"), 0);
+	crash_reads_back(f.st, job);
+	store_close(f.st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -699,6 +965,8 @@ main(void)
 		cmocka_unit_test(migrates_schema_9),
 		cmocka_unit_test(migrates_release_b4c3343),
 		cmocka_unit_test(sampler_points_in_memory),
+		cmocka_unit_test(reported_batches_survive_a_crash),
+		cmocka_unit_test(failed_commit_undoes_memory),
 		cmocka_unit_test(sampler_point_behind_the_mark),
 	};
 
