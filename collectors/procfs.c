@@ -37,7 +37,8 @@ next_field(const char **p, long long *out)
 		v = v * 10 + (unsigned long long)(*q++ - '0');
 	if (*q != ' ' && *q != '\n' && *q != '\0')
 		return -1;
-	*out = neg ? -(long long)v : (long long)v;
+	/* Negated as unsigned: "-9223372036854775808" (or longer) must not overflow a signed negation. */
+	*out = (long long)(neg ? 0ULL - v : v);
 	*p = q;
 	return 0;
 }
