@@ -179,9 +179,9 @@ int store_step(struct store_conn *c, sqlite3_stmt *s, const char *what)
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? STORE_OK : store_fail(c, rc, what);
 }
 
-int store_run_id(struct store_conn *c, const char *sql, int64_t id, const char *what)
+/* Steps s (NULL: it could not be prepared) once as a statement that returns no rows, and resets it. */
+static int run_bound(struct store_conn *c, sqlite3_stmt *s, const char *what)
 {
-	sqlite3_stmt *s = store_stmt_id(c, sql, id);
 	int rc;
 
 	if (!s)
@@ -189,6 +189,20 @@ int store_run_id(struct store_conn *c, const char *sql, int64_t id, const char *
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, what);
+}
+
+int store_run_id(struct store_conn *c, const char *sql, int64_t id, const char *what)
+{
+	return run_bound(c, store_stmt_id(c, sql, id), what);
+}
+
+int store_run_double(struct store_conn *c, const char *sql, double arg, const char *what)
+{
+	sqlite3_stmt *s = store_stmt(c, sql);
+
+	if (s)
+		sqlite3_bind_double(s, 1, arg);
+	return run_bound(c, s, what);
 }
 
 int store_rows_read(struct store_conn *c, sqlite3_stmt *s, size_t size, store_row_into_fn *row, const char *what,

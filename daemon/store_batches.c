@@ -354,20 +354,7 @@ store_batches_replay(struct store_conn *c, struct store_pending *p, double mark)
 int
 store_batches_flushed(struct store_conn *c, double mark)
 {
-	sqlite3_stmt *s = store_stmt(c, sql_reported_mark_set), *d;
-	int rc;
+	int r = store_run_double(c, sql_reported_mark_set, mark, "move the reported points' flushed mark");
 
-	if (s == NULL)
-		return STORE_EIO;
-	sqlite3_bind_double(s, 1, mark);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE)
-		return store_fail(c, rc, "move the reported points' flushed mark");
-	if ((d = store_stmt(c, sql_batches_delete)) == NULL)
-		return STORE_EIO;
-	sqlite3_bind_double(d, 1, mark);
-	rc = sqlite3_step(d);
-	sqlite3_reset(d);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, "delete the encoded batches");
+	return r != STORE_OK ? r : store_run_double(c, sql_batches_delete, mark, "delete the encoded batches");
 }

@@ -713,20 +713,6 @@ flush_staged_span(struct store_conn *c, int64_t t0, size_t *rows)
 	return r;
 }
 
-/* Runs sql bound to one number. */
-static int
-exec_bound(struct store_conn *c, const char *sql, double arg, const char *what)
-{
-	sqlite3_stmt *s = store_stmt(c, sql);
-	int rc;
-
-	if (s == NULL)
-		return STORE_EIO;
-	sqlite3_bind_double(s, 1, arg);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? STORE_OK : store_fail(c, rc, what);
-}
 
 /*
  * The staged time this flush takes, [*first, *cutoff): spans closed for a
@@ -776,7 +762,7 @@ flush_staged(struct store_conn *c, double now, size_t *rows)
 		r = flush_staged_span(c, (int64_t)t0, rows);
 	if (r != STORE_OK || !(cutoff > first))
 		return r;
-	return exec_bound(c, sql_staged_delete, cutoff, "delete flushed samples");
+	return store_run_double(c, sql_staged_delete, cutoff, "delete flushed samples");
 }
 
 bool
@@ -906,7 +892,7 @@ flush_pending(struct store *st, struct store_conn *c, enum pending_kind kind, do
 	pending_runs_free(runs, nruns);
 	if (r != STORE_OK)
 		return r;
-	return kind == PENDING_SAMPLER ? exec_bound(c, sql_mark_set, cutoff, "move the sampler's flushed mark")
+	return kind == PENDING_SAMPLER ? store_run_double(c, sql_mark_set, cutoff, "move the sampler's flushed mark")
 				       : store_batches_flushed(c, cutoff);
 }
 

@@ -42,6 +42,8 @@ sqlite3_stmt *store_stmt_id(struct store_conn *c, const char *sql, int64_t id);
 int store_step(struct store_conn *c, sqlite3_stmt *s, const char *what);
 /* Runs sql (a statement that returns no rows) with ?1 bound to id, and resets it; STORE_OK or the failure, logged as what. */
 int store_run_id(struct store_conn *c, const char *sql, int64_t id, const char *what);
+/* The same with ?1 bound to a number (a time, a mark). */
+int store_run_double(struct store_conn *c, const char *sql, double arg, const char *what);
 
 /*
  * Steps s (its parameters bound; NULL: it could not be prepared) to its
