@@ -50,8 +50,15 @@ static const char sql_staged_pts[] =
 _Static_assert(STORE_BLOCK_KEY_SPAN == 4294967296LL && STORE_BLOCK_S == 600, "the block keys' SQL spells them out");
 static const char sql_blocks_raw[] =
 	SQL_SPAN_KEYS "SELECT k.key, 0, b.data FROM k JOIN series_blocks b ON b.key = k.key";
-static const char sql_blocks_sum[] =
-	SQL_SPAN_KEYS "SELECT b.key / 4294967296 * 600, b.n, b.sum, b.min, b.max FROM k JOIN series_blocks b ON b.key = k.key";
+/*
+ * One series' (?3) span totals from the key ?1 to ?2, from the indexes that
+ * cluster them by series (sql/019): a span lookup each would visit a table
+ * page a span.
+ */
+#define SQL_SERIES_SUMS(table) \
+	"SELECT key / 4294967296 * 600, n, sum, min, max FROM " table \
+	" WHERE key % 4294967296 = ?3 AND key BETWEEN ?1 AND ?2"
+static const char sql_blocks_sum[] = SQL_SERIES_SUMS("series_blocks");
 /*
  * A dense series' spans: each its raw points (with ?3, while kept), or its
  * per-second summaries, or (a span of one point a second at most, or one
@@ -62,10 +69,10 @@ static const char sql_dense_raw[] =
 	" CASE WHEN ?3 AND r.key IS NOT NULL THEN r.data WHEN s.key IS NOT NULL THEN s.data ELSE b.data END FROM k"
 	" LEFT JOIN series_raw r ON ?3 AND r.key = k.key LEFT JOIN series_seconds s ON s.key = k.key"
 	" LEFT JOIN series_blocks b ON b.key = k.key WHERE r.key IS NOT NULL OR s.key IS NOT NULL OR b.key IS NOT NULL";
+/* A dense series' spans are summaries, or a block where a span has none (see above). */
 static const char sql_dense_sum[] =
-	SQL_SPAN_KEYS "SELECT k.key / 4294967296 * 600, coalesce(s.n, b.n), coalesce(s.sum, b.sum), coalesce(s.min, b.min),"
-	" coalesce(s.max, b.max) FROM k LEFT JOIN series_seconds s ON s.key = k.key LEFT JOIN series_blocks b ON b.key = k.key"
-	" WHERE s.key IS NOT NULL OR b.key IS NOT NULL";
+	SQL_SERIES_SUMS("series_seconds") " UNION ALL " SQL_SERIES_SUMS("series_blocks b")
+	" AND NOT EXISTS (SELECT 1 FROM series_seconds s WHERE s.key = b.key)";
 /* One series' minute blocks of the hours from key ?1 to ?2. */
 static const char sql_minute_blocks[] =
 	"WITH RECURSIVE k(key) AS (SELECT ?1 UNION ALL SELECT key + 4294967296 FROM k WHERE key < ?2) "
@@ -330,8 +337,10 @@ read_block_sums(struct reader *rd, int64_t id, bool dense)
 {
 	sqlite3_stmt *s = blocks_stmt(rd, dense ? sql_dense_sum : sql_blocks_sum, id);
 
-	if (s != NULL)
-		read_aggregate_rows(rd, s, STORE_BLOCK_S / 2.0);
+	if (s == NULL)
+		return;
+	sqlite3_bind_int64(s, 3, id);
+	read_aggregate_rows(rd, s, STORE_BLOCK_S / 2.0);
 }
 
 /* Summaries (a second's or a minute's, of width seconds) into the read, each at its middle. */

@@ -16,7 +16,8 @@ MIGRATIONS = \
 	sql/015_series_blocks_key.sql \
 	sql/016_series_tiers.sql \
 	sql/017_job_story.sql \
-	sql/018_reported_batches.sql
+	sql/018_reported_batches.sql \
+	sql/019_series_sums_index.sql
 # The cluster store's schema on PostgreSQL, versioned the same way.
 CLUSTER_MIGRATIONS = \
 	sql/cluster/001_shared.sql \

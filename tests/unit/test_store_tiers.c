@@ -236,6 +236,46 @@ summaries_answer_wide_reads(void **state)
 	assert_true(seen == 60);
 }
 
+/*
+ * Ten-minute buckets read each span's totals alone (sql/019): a span of
+ * summaries, and a span of the same series kept as a block (one point a
+ * second), each its own series' and nobody else's.
+ */
+static void
+span_totals_answer_wide_reads(void **state)
+{
+	struct fx *f = *state;
+	struct store_series_query q = {.name = names[0], .has_from = true, .from = T0, .has_to = true,
+				       .to = T0 + 1199.999, .has_step = true, .step = 600};
+	struct store_series_answer a;
+	struct sample s;
+	double sum = 0, lo = INFINITY, hi = -INFINITY;
+
+	assert_int_equal(fx_open(f, NULL), 0);
+	write_steps(f, 0, SPAN_STEPS);
+	for (int i = 0; i < 600; i++) {
+		s = (struct sample){f->job, T0 + 600 + i, names[0], 0.5 + i * 1e-3, NULL};
+		assert_int_equal(store_samples_write(f->st, &s, 1), STORE_OK);
+	}
+	assert_int_equal(store_series_maintain(f->st, T0 + 1800 + 60, true), STORE_OK);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_seconds"), 3);
+	assert_int_equal(store_fixture_query_int(f->db, "SELECT count(*) FROM series_blocks"), 1);
+	q.job_id = f->job;
+	assert_int_equal(store_series(f->st, &q, &a), STORE_OK);
+	assert_string_equal(a.tier, "block");
+	assert_int_equal(json_array_size(a.points), 2);
+	for (long k = 0; k < SPAN_STEPS; k++) {
+		sum += step_v(0, k);
+		lo = fmin(lo, step_v(0, k));
+		hi = fmax(hi, step_v(0, k));
+	}
+	assert_float_equal(point(a.points, 0, 1), sum / SPAN_STEPS, 1e-12);
+	assert_true(point(a.bands, 0, 0) == lo && point(a.bands, 0, 1) == hi);
+	assert_float_equal(point(a.points, 1, 1), 0.5 + 299.5e-3, 1e-12);
+	assert_true(point(a.bands, 1, 0) == 0.5 && point(a.bands, 1, 1) == 0.5 + 599e-3);
+	answer_free(&a);
+}
+
 /* A late point joins the raw block while it is kept, the summaries alone after. */
 static void
 late_points_join_either(void **state)
@@ -437,6 +477,7 @@ main(void)
 		cmocka_unit_test(exact_sums),
 		cmocka_unit_test_setup_teardown(dense_spans_share_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(summaries_answer_wide_reads, setup, teardown),
+		cmocka_unit_test_setup_teardown(span_totals_answer_wide_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(late_points_join_either, setup, teardown),
 		cmocka_unit_test_setup_teardown(budget_holds_finest_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(lowered_budget_shrinks_the_file, setup, teardown),
