@@ -37,12 +37,15 @@
 /* Threads of one job whose files stay open; the rest are opened at each read. */
 #define PROC_MAX_OPEN_THREADS 1024
 /*
- * How often a job's limits are read again (affinity from status, the
- * costliest file of a process, and the cgroup's files); between, the last
- * figures are given again.  Slurm sets them once, at the job's start.  The
- * memory cgroup a job's process lives in is read on every detail tick, so a
- * process moved into a limited cgroup after it was first seen gets its limit
- * at the next one, not a minute on.
+ * How often a job's cgroup limits (its cpuset, quota and memory limit) are
+ * read again; between, the last figures are given again.  Slurm sets them
+ * once, at the job's start.  What the job's first process says of itself is
+ * read on every detail tick (its status costs about 10 us, near what its
+ * cgroup file does): the CPUs it may use, because a launcher (taskset,
+ * numactl, a binding srun or mpirun) binds it just before it runs the job's
+ * program, so a job met mid-launch shows the node's CPUs at first sight;
+ * and the memory cgroup it lives in, so a process moved into a limited one
+ * after it was first seen gets its limit at the next tick, not a minute on.
  */
 #define PROC_LIMITS_EVERY_S 60.0
 /* How often every thread's name is read again (a new thread's is read at once). */
@@ -85,9 +88,9 @@ struct proc_job {
 	struct proc_proc *procs;       /* ascending pid */
 	size_t nprocs;
 	size_t open_threads;           /* task descriptors held */
-	double limits_mono;            /* when the limits were read; 0: never */
+	double limits_mono;            /* when the cgroup limits were read; 0: never */
 	double names_mono;             /* when every thread's name was last read; 0: never */
-	int allowed, cpuset;           /* CPUs; 0: unknown */
+	int cpuset;                    /* CPUs of the cgroup's cpuset; 0: unknown */
 	double quota;                  /* cores; 0: none */
 	double mem_limit;              /* bytes, its first process's memory cgroup; 0: none */
 	char mem_cgroup[512];          /* that cgroup's path, as /proc/PID/cgroup names it; "": none read */
@@ -545,22 +548,30 @@ proc_first_live(const struct proc_job *j, const struct collector_job *job)
 	return job->npids > 0 ? job->pids[0] : 0;
 }
 
-/* The CPUs the job may use: affinity of its first process, then its cgroup's limits. */
+/* The CPUs the job's first process may use (its affinity); 0: not said (a process met mid-start, or gone). */
+static int
+proc_read_affinity(const struct proc_ctx *c, pid_t first)
+{
+	char buf[8192], list[4096];
+	int cpus;
+
+	if (first > 0 && procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)first) >= 0 &&
+	    procfs_status_str(buf, "Cpus_allowed_list", list, sizeof(list)) == 0 &&
+	    (cpus = procfs_cpulist_count(list)) > 0)
+		return cpus;
+	return 0;
+}
+
+/* The CPU limits of the job's cgroup (cpuset, quota); none for a job without one. */
 static void
-proc_read_cpu_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job, pid_t first)
+proc_read_cgroup_cpu_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job)
 {
 	struct cgroup_slurm cg;
-	char buf[8192], list[4096];
 	double quota;
 	int cpus;
 
-	j->allowed = j->cpuset = 0;
+	j->cpuset = 0;
 	j->quota = 0;
-	if (first > 0 &&
-	    procfs_readf(buf, sizeof(buf), "%s/%d/status", c->proc_root, (int)first) >= 0 &&
-	    procfs_status_str(buf, "Cpus_allowed_list", list, sizeof(list)) == 0 &&
-	    (cpus = procfs_cpulist_count(list)) > 0)
-		j->allowed = cpus;
 	if (job->cgroup == NULL)
 		return;
 	memset(&cg, 0, sizeof(cg));
@@ -599,24 +610,24 @@ proc_read_mem_limit(struct proc_ctx *c, struct proc_job *j, pid_t first, int due
 
 /*
  * The job's limits, read at its first sample whatever the tick (so its first
- * sample carries them) and on detail ticks after, each again when due (see
- * PROC_LIMITS_EVERY_S).  The CPUs a first read could not find (a process met
- * mid-start, or gone) are read again at the next detail tick.
+ * sample carries them) and on detail ticks after: its affinity each time,
+ * its cgroup's limits when due (see PROC_LIMITS_EVERY_S).
  */
 static void
 proc_put_limits(struct proc_ctx *c, struct proc_job *j, const struct collector_job *job, struct collector_out *out)
 {
 	pid_t first = proc_first_live(j, job);
 	int due = j->limits_mono == 0 || out->mono - j->limits_mono >= PROC_LIMITS_EVERY_S;
+	int allowed = proc_read_affinity(c, first);
 
-	if (due || j->allowed == 0)
-		proc_read_cpu_limits(c, j, job, first);
+	if (due)
+		proc_read_cgroup_cpu_limits(c, j, job);
 	proc_read_mem_limit(c, j, first, due);
-	if (due && j->allowed > 0)
+	if (due)
 		j->limits_mono = out->mono;
 	j->limits_given = 1;
-	if (j->allowed > 0)
-		collector_put(out, job->id, j->allowed, "cpu.allowed");
+	if (allowed > 0)
+		collector_put(out, job->id, allowed, "cpu.allowed");
 	if (j->quota > 0)
 		collector_put(out, job->id, j->quota, "cpu.quota_cores");
 	if (j->cpuset > 0)

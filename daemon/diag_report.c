@@ -1,10 +1,11 @@
 /*
  * The diagnosis report (see diag_report.h).  The job's samples come back
  * from the store in buckets one window wide (wider for long jobs, so a
- * report never holds more than DIAG_MAX_WINDOWS); the sampler stores a
- * value that repeats only once a minute, so a gauge missing from a bucket
- * carries its last value forward for that long, and the job is judged as
- * of its last sample.  Fixes come from the
+ * report never holds more than DIAG_MAX_WINDOWS); a gauge missing from a
+ * bucket (a per-thread figure comes every store_interval, and a database
+ * of an older release holds a repeated value once a minute) carries its
+ * last value forward (see carry), and the job is judged as of its last
+ * sample.  Fixes come from the
  * tuner's recommendation for the job's workload: the thread count it
  * learned (or its default), never above the CPUs the job may use.
  */

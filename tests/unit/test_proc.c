@@ -196,30 +196,55 @@ thread_figures_only_on_detail_ticks(void **state)
 	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
 }
 
-/* The CPUs allowed are read once a minute: a change shows at the first detail tick a minute on. */
+/* Writes one of the busy process's /proc/PID files (status, cgroup), as the kernel would show it. */
 static void
-cpu_limits_read_once_a_minute(void **state)
+write_busy_file(const struct fx *f, const char *name, const char *text)
+{
+	char path[400];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%d/%s", f->link, BUSY_PID, name);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/*
+ * A job met mid-launch (`taskset -c 1 python3 ...` registered by its pid):
+ * the first read is of taskset before it bound itself, on the node's CPUs;
+ * the CPU it runs the job's program on shows at the next detail tick, not a
+ * minute on (an underuses_cpus verdict for a job of one CPU came of that),
+ * and so does a later change (taskset -p), beside the cgroup's limits.
+ */
+static void
+cpu_affinity_read_on_every_detail_tick(void **state)
 {
 	struct fx *f = *state;
-	char why[128] = "", path[400];
-	FILE *st;
+	char why[128] = "";
 
 	collector_proc.job_gone(f->ctx, 7);
 	point_at(f, "proc-t0");
+	write_busy_file(f, "status", "Name:\ttaskset\nCpus_allowed_list:\t0-1\n");
 	collector_out_reset(&f->out, 7000.0, 70.0);
+	f->out.detail = 0;
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
 	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
-	/* The job is bound to one CPU from now on. */
-	snprintf(path, sizeof(path), "%s/%d/status", f->link, BUSY_PID);
-	assert_non_null(st = fopen(path, "w"));
-	fputs("Name:\tbusy\nCpus_allowed_list:\t1\n", st);
-	fclose(st);
-	collector_out_reset(&f->out, 7030.0, 100.0);
+	/* taskset binds itself and runs the program. */
+	write_busy_file(f, "status", "Name:\tpython3\nCpus_allowed_list:\t1\n");
+	collector_out_reset(&f->out, 7000.25, 70.25);
+	f->out.detail = 0;
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
-	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
-	collector_out_reset(&f->out, 7060.0, 130.0);
+	assert_true(isnan(collector_value_of(&f->out, 7, "cpu.allowed")));
+	collector_out_reset(&f->out, 7000.5, 70.5);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
 	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 1);
+	assert_true(collector_value_of(&f->out, 7, "cpu.cpuset_cpus") == 4);
+	assert_true(collector_value_of(&f->out, 7, "cpu.quota_cores") == 4);
+	write_busy_file(f, "status", "Name:\tpython3\nCpus_allowed_list:\t0-1\n");
+	collector_out_reset(&f->out, 7001.5, 71.5);
+	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
+	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
+	assert_true(collector_value_of(&f->out, 7, "cpu.cpuset_cpus") == 4);
 	point_at(f, "proc-t0");  /* the real status back for the tests after */
 }
 
@@ -228,22 +253,16 @@ static void
 cpu_limits_unread_are_read_again(void **state)
 {
 	struct fx *f = *state;
-	char why[128] = "", path[400];
-	FILE *st;
+	char why[128] = "";
 
 	collector_proc.job_gone(f->ctx, 7);
 	point_at(f, "proc-t0");
 	/* Met mid-start: its status does not say its CPUs yet. */
-	snprintf(path, sizeof(path), "%s/%d/status", f->link, BUSY_PID);
-	assert_non_null(st = fopen(path, "w"));
-	fputs("Name:\tbusy\n", st);
-	fclose(st);
+	write_busy_file(f, "status", "Name:\tbusy\n");
 	collector_out_reset(&f->out, 8000.0, 80.0);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
 	assert_true(isnan(collector_value_of(&f->out, 7, "cpu.allowed")));
-	assert_non_null(st = fopen(path, "w"));
-	fputs("Name:\tbusy\nCpus_allowed_list:\t1\n", st);
-	fclose(st);
+	write_busy_file(f, "status", "Name:\tbusy\nCpus_allowed_list:\t1\n");
 	collector_out_reset(&f->out, 8000.5, 80.5);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
 	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 1);
@@ -267,19 +286,6 @@ cpu_limits_from_a_live_process(void **state)
 	collector_proc.job_gone(f->ctx, 8);
 }
 
-/* Writes the busy process's /proc/PID/cgroup: one line per hierarchy, as the kernel does. */
-static void
-write_busy_cgroup(const struct fx *f, const char *text)
-{
-	char path[400];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%d/cgroup", f->link, BUSY_PID);
-	assert_non_null(fp = fopen(path, "w"));
-	fputs(text, fp);
-	fclose(fp);
-}
-
 #define TASK_CGROUP "0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n"
 
 /*
@@ -295,7 +301,7 @@ memory_limit_from_the_first_sample(void **state)
 	int k;
 
 	point_at(f, "proc-t0");
-	write_busy_cgroup(f, TASK_CGROUP);
+	write_busy_file(f, "cgroup", TASK_CGROUP);
 	for (k = 0; k < 3; k++) {
 		collector_proc.job_gone(f->ctx, 7);
 		collector_out_reset(&f->out, 10000.0 + k, 100.0 + k);
@@ -328,16 +334,16 @@ memory_limit_of_a_cgroup_joined_later(void **state)
 
 	collector_proc.job_gone(f->ctx, 7);
 	point_at(f, "proc-t0");
-	write_busy_cgroup(f, "0::/\n");
+	write_busy_file(f, "cgroup", "0::/\n");
 	collector_out_reset(&f->out, 11000.0, 110.0);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
 	assert_true(collector_value_of(&f->out, 7, "cpu.allowed") == 2);
 	assert_true(isnan(collector_value_of(&f->out, 7, "mem.limit_bytes")));
-	write_busy_cgroup(f, TASK_CGROUP);
+	write_busy_file(f, "cgroup", TASK_CGROUP);
 	collector_out_reset(&f->out, 11000.5, 110.5);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
 	assert_true(collector_value_of(&f->out, 7, "mem.limit_bytes") == 8589934592.0);
-	write_busy_cgroup(f, "0::/\n");
+	write_busy_file(f, "cgroup", "0::/\n");
 	collector_out_reset(&f->out, 11001.0, 111.0);
 	collector_proc.sample_job(f->ctx, &busy_job, &f->out, why, sizeof(why));
 	assert_true(isnan(collector_value_of(&f->out, 7, "mem.limit_bytes")));
@@ -512,7 +518,7 @@ main(void)
 		cmocka_unit_test(thread_figures_only_on_detail_ticks),
 		cmocka_unit_test(schedstat_waits_and_switches),
 		cmocka_unit_test(each_thread_has_a_series_and_a_name),
-		cmocka_unit_test(cpu_limits_read_once_a_minute),
+		cmocka_unit_test(cpu_affinity_read_on_every_detail_tick),
 		cmocka_unit_test(cpu_limits_unread_are_read_again),
 		cmocka_unit_test(cpu_limits_from_a_live_process),
 		cmocka_unit_test(memory_limit_from_the_first_sample),
