@@ -668,6 +668,7 @@ int knobs_features(const struct knob_space *sp, int cand, double *x)
 {
 	struct knob_config c;
 	int i, j, d = 0, intra = -1, inter = -1;
+	double inter_one = 0.0;
 
 	knobs_decode(sp, cand, &c);
 	for (i = 0; i < sp->nknobs; i++) {
@@ -677,8 +678,10 @@ int knobs_features(const struct knob_space *sp, int cand, double *x)
 		if (k->type == KNOB_INT) {
 			if (k->id == KNOB_INTRA_THREADS)
 				intra = d;
-			else if (k->id == KNOB_INTEROP_THREADS)
+			else if (k->id == KNOB_INTEROP_THREADS) {
 				inter = d;
+				inter_one = knobs_value_feature(k, 1);
+			}
 			x[d++] = knobs_value_feature(k, k->ivalues[c.idx[i]]);
 		} else {
 			/* One-hot scaled so that two different values lie 1 apart, as a doubling does. */
@@ -691,9 +694,10 @@ int knobs_features(const struct knob_space *sp, int cand, double *x)
 	 * its own intra-op team, so oversubscription follows the product.  As a
 	 * coordinate of its own it lets configs with the same total look alike
 	 * (4 x 4 like 16 x 1), which a distance over the two knobs alone misses.
+	 * Idle inter-op threads (interop_idle) count as one.
 	 */
 	if (intra >= 0 && inter >= 0) {
-		x[d] = x[intra] + x[inter];
+		x[d] = x[intra] + (sp->interop_idle ? inter_one : x[inter]);
 		d++;
 	}
 	/*
@@ -729,8 +733,8 @@ long knobs_threads_in_flight(const struct knob_space *sp, int cand)
 	struct knob_config c;
 
 	knobs_decode(sp, cand, &c);
-	return int_value_or_1(sp, &c, KNOB_INTRA_THREADS) * int_value_or_1(sp, &c, KNOB_INTEROP_THREADS) *
-	       int_value_or_1(sp, &c, KNOB_RANKS);
+	return int_value_or_1(sp, &c, KNOB_INTRA_THREADS) *
+	       (sp->interop_idle ? 1 : int_value_or_1(sp, &c, KNOB_INTEROP_THREADS)) * int_value_or_1(sp, &c, KNOB_RANKS);
 }
 
 double knobs_prior_shape(const struct knob_space *sp, int cand)

@@ -67,6 +67,12 @@ struct knob_space {
 	struct knob knobs[KNOB_MAX];
 	int ncand;                             /* product of the knobs' nvalues */
 	int cpus;                              /* logical CPUs a job may use (the prior's cliff); 0: unknown */
+	/*
+	 * Inter-op threads run no intra-op team of their own (a job that never
+	 * forks work onto them), so they add no threads in flight: one of the
+	 * two hypotheses a learner weighs (tuner_learner.c).  false: each does.
+	 */
+	bool interop_idle;
 };
 
 /* A config as one value index per knob of a space. */

@@ -31,9 +31,10 @@ struct learner *learner_new(const struct knob_space *sp)
 	l->fresh = calloc(n, sizeof(*l->fresh));
 	l->stale = calloc(n, sizeof(*l->stale));
 	l->shape = calloc(n, sizeof(double));
+	l->shape_idle = calloc(n, sizeof(double));
 	l->mu = calloc(n, sizeof(double));
 	l->sd = calloc(n, sizeof(double));
-	if (!l->fresh || !l->stale || !l->shape || !l->mu || !l->sd) {
+	if (!l->fresh || !l->stale || !l->shape || !l->shape_idle || !l->mu || !l->sd) {
 		learner_free(l);
 		return NULL;
 	}
@@ -48,25 +49,35 @@ void learner_free(struct learner *l)
 	free(l->fresh);
 	free(l->stale);
 	free(l->shape);
+	free(l->shape_idle);
 	free(l->mu);
 	free(l->sd);
 	gp_free(&l->gp);
 	free(l);
 }
 
-void learner_set_shape(struct learner *l, const double *shape)
+/* shape (or the topology prior of sp) into out, relative to its largest. */
+static void shape_relative(const struct knob_space *sp, const double *shape, double *out)
 {
 	double max = 0.0;
 	int c;
 
-	for (c = 0; c < l->sp.ncand; c++) {
-		l->shape[c] = shape ? shape[c] : knobs_prior_shape(&l->sp, c);
-		if (l->shape[c] > max)
-			max = l->shape[c];
+	for (c = 0; c < sp->ncand; c++) {
+		out[c] = shape ? shape[c] : knobs_prior_shape(sp, c);
+		if (out[c] > max)
+			max = out[c];
 	}
-	for (c = 0; c < l->sp.ncand && max > 0.0; c++)
-		l->shape[c] /= max;
+	for (c = 0; c < sp->ncand && max > 0.0; c++)
+		out[c] /= max;
+}
 
+void learner_set_shape(struct learner *l, const double *shape)
+{
+	struct knob_space idle = l->sp;
+
+	idle.interop_idle = true;
+	shape_relative(&l->sp, shape, l->shape);
+	shape_relative(&idle, shape, l->shape_idle);
 	l->dirty = true;
 }
 
@@ -121,7 +132,8 @@ void learner_mark_stale(struct learner *l)
 }
 
 /* Observations for the model: one per candidate and freshness; returns their count. */
-static int collect(struct learner *l, double *x, double *y, double *nv, int *reps, int *cands, int dim_out[1])
+static int collect(struct learner *l, const struct knob_space *sp, double *x, double *y, double *nv, int *reps, int *cands,
+		   int dim_out[1])
 {
 	int c, k, n = 0, dim = 0;
 
@@ -139,7 +151,7 @@ static int collect(struct learner *l, double *x, double *y, double *nv, int *rep
 			const struct learner_stats *s = k ? &l->stale[c] : &l->fresh[c];
 			if (s->trials == 0)
 				continue;
-			dim = knobs_features(&l->sp, c, x + n * GP_MAX_DIM);
+			dim = knobs_features(sp, c, x + n * GP_MAX_DIM);
 			y[n] = s->sum / s->trials / l->scale;
 			nv[n] = s->sum_var / ((double)s->trials * s->trials) / (l->scale * l->scale);
 			if (k)
@@ -166,10 +178,11 @@ static int collect(struct learner *l, double *x, double *y, double *nv, int *rep
  * average keeps the other fits' doubt in proportion to their evidence.
  * -1 (nothing written) when no fit succeeds or memory runs out.
  */
-static int predict_averaged(struct learner *l, const struct gp_data *d)
+static int predict_averaged(const struct learner *l, const struct knob_space *sp, const struct gp_data *d,
+			    const double *shape, double coef, double *mu, double *sd, double *evidence)
 {
 	struct gp_hyper grid[GP_HYPER_GRID];
-	double prior[GP_HYPER_GRID], score[GP_HYPER_GRID], top = -INFINITY, wsum = 0.0;
+	double prior[GP_HYPER_GRID], score[GP_HYPER_GRID], top = -INFINITY, wsum = 0.0, all = 0.0;
 	double *feat = malloc(sizeof(double) * (size_t)l->sp.ncand * GP_MAX_DIM);
 	double *m1 = calloc((size_t)l->sp.ncand, sizeof(double)), *m2 = calloc((size_t)l->sp.ncand, sizeof(double));
 	struct gp g = {0};
@@ -178,11 +191,14 @@ static int predict_averaged(struct learner *l, const struct gp_data *d)
 	if (!feat || !m1 || !m2)
 		goto done;
 	for (c = 0; c < l->sp.ncand; c++)
-		knobs_features(&l->sp, c, feat + (size_t)c * GP_MAX_DIM);
+		knobs_features(sp, c, feat + (size_t)c * GP_MAX_DIM);
 	for (h = 0; h < ng; h++) {
 		score[h] = gp_fit(&g, d, &grid[h]) == 0 ? g.lml + prior[h] : -INFINITY;
 		top = fmax(top, score[h]);
 	}
+	for (h = 0; h < ng && isfinite(top); h++)
+		all += exp(score[h] - top);
+	*evidence = isfinite(top) ? top + log(all) : -INFINITY;
 	for (h = 0; h < ng && isfinite(top); h++) {
 		double w = exp(score[h] - top);
 		if (!(w >= LEARNER_AVERAGE_MIN_WEIGHT) || gp_fit(&g, d, &grid[h]) < 0)
@@ -199,8 +215,8 @@ static int predict_averaged(struct learner *l, const struct gp_data *d)
 		goto done;
 	for (c = 0; c < l->sp.ncand; c++) {
 		double m = m1[c] / wsum, v = fmax(m2[c] / wsum - m * m, 1e-12);
-		l->mu[c] = (l->prior_coef * l->shape[c] + m) * l->scale;
-		l->sd[c] = sqrt(v) * l->scale;
+		mu[c] = (coef * shape[c] + m) * l->scale;
+		sd[c] = sqrt(v) * l->scale;
 	}
 	rc = 0;
 done:
@@ -324,50 +340,107 @@ static void keep_unseen_doubt(struct learner *l)
 	free(mu);
 }
 
-void learner_refit(struct learner *l)
+/*
+ * The fit of one hypothesis (sp, its prior shape) into mu and sd, and its
+ * log evidence (the marginal likelihood summed over the hyperparameter
+ * grid; -INFINITY: not averaged).  The primary one (the space as declared)
+ * also keeps its best fit in l->gp, for drifts and small data.
+ */
+static void fit_hypothesis(struct learner *l, const struct knob_space *sp, const double *shape, bool primary,
+			   double *mu, double *sd, double *evidence)
 {
 	static const int cap = GP_MAX_OBS;
-	double *x = NULL, y[GP_MAX_OBS], nv[GP_MAX_OBS], xs[GP_MAX_DIM], ss = 0.0, sy = 0.0;
+	double *x = NULL, y[GP_MAX_OBS], nv[GP_MAX_OBS], xs[GP_MAX_DIM], ss = 0.0, sy = 0.0, coef;
 	int reps[GP_MAX_OBS], cands[GP_MAX_OBS], n, i, c, dim;
 	struct gp_data d;
 
-	if (!l->dirty)
-		return;
-	l->dirty = false;
+	*evidence = -INFINITY;
 	x = calloc((size_t)cap * GP_MAX_DIM, sizeof(double));
 	if (!x)
 		return;
-	n = collect(l, x, y, nv, reps, cands, &dim);
-	l->nobs = n;
+	n = collect(l, sp, x, y, nv, reps, cands, &dim);
 	/* Packs the rows to the space's dimension. */
 	for (i = 0; i < n; i++)
 		memmove(x + i * dim, x + i * GP_MAX_DIM, sizeof(double) * (size_t)dim);
 	for (i = 0; i < n; i++) {
-		sy += y[i] * l->shape[cands[i]];
-		ss += l->shape[cands[i]] * l->shape[cands[i]];
+		sy += y[i] * shape[cands[i]];
+		ss += shape[cands[i]] * shape[cands[i]];
 	}
-	l->prior_coef = n > 0 && ss > 0.0 ? sy / ss : 1.0;
+	coef = n > 0 && ss > 0.0 ? sy / ss : 1.0;
 	for (i = 0; i < n; i++)
-		y[i] -= l->prior_coef * l->shape[cands[i]];
+		y[i] -= coef * shape[cands[i]];
 	d = (struct gp_data){ .n = n, .dim = dim, .x = x, .y = y, .noise_var = nv, .reps = reps };
-	if (gp_fit_select(&l->gp, &d) < 0) {
-		struct gp_hyper h;
-		gp_hyper_default(&h);
-		h.nugget_sd = 0.1;
-		(void)gp_fit(&l->gp, &d, &h); /* on failure the model predicts the prior alone */
-	}
-	if (n < 4 || predict_averaged(l, &d) < 0) {
-		for (c = 0; c < l->sp.ncand; c++) {
-			double m, v;
-			knobs_features(&l->sp, c, xs);
-			gp_predict(&l->gp, xs, &m, &v);
-			l->mu[c] = (l->prior_coef * l->shape[c] + m) * l->scale;
-			l->sd[c] = sqrt(v) * l->scale;
+	if (primary) {
+		l->nobs = n;
+		l->prior_coef = coef;
+		if (gp_fit_select(&l->gp, &d) < 0) {
+			struct gp_hyper h;
+			gp_hyper_default(&h);
+			h.nugget_sd = 0.1;
+			(void)gp_fit(&l->gp, &d, &h); /* on failure the model predicts the prior alone */
 		}
 	}
-	if (n > 0)
-		keep_unseen_doubt(l);
+	if (n < 4 || predict_averaged(l, sp, &d, shape, coef, mu, sd, evidence) < 0) {
+		*evidence = -INFINITY;
+		for (c = 0; primary && c < l->sp.ncand; c++) {
+			double m, v;
+			knobs_features(sp, c, xs);
+			gp_predict(&l->gp, xs, &m, &v);
+			mu[c] = (coef * shape[c] + m) * l->scale;
+			sd[c] = sqrt(v) * l->scale;
+		}
+	}
 	free(x);
+}
+
+/*
+ * The idle hypothesis's prior weight: trying a config it alone favours
+ * costs a whole job (inter-op threads are fixed at process start), and on
+ * a job that forks that job runs past a cliff, so it must earn its weight
+ * from measurements rather than be given half of it.  The benchmark chose
+ * it: a quarter and a half sent syn-cliff's runs past its cliff for a job.
+ */
+#define LEARNER_IDLE_PRIOR 0.1
+
+/*
+ * Whether a job's inter-op threads each run an intra-op team (it forks work
+ * onto them) decides where oversubscription starts, and nothing declared
+ * says which: a job that never forks leaves them idle, and then 2 intra-op
+ * x 2 inter-op threads on 2 CPUs is no oversubscription at all.  So the
+ * model is averaged over both, each weighted by its evidence: measurements
+ * past the CPUs that did not fall make the idle hypothesis likely, a cliff
+ * the other, and where the two disagree on a config never measured, its
+ * spread holds the doubt.
+ */
+void learner_refit(struct learner *l)
+{
+	struct knob_space idle = l->sp;
+	double ev, ev_idle, w, *mu = NULL, *sd = NULL;
+	int k = knobs_find_id(&l->sp, KNOB_INTEROP_THREADS), c;
+
+	if (!l->dirty)
+		return;
+	l->dirty = false;
+	l->idle_weight = 0.0;
+	fit_hypothesis(l, &l->sp, l->shape, true, l->mu, l->sd, &ev);
+	idle.interop_idle = true;
+	if (isfinite(ev) && k >= 0 && l->sp.knobs[k].nvalues > 1 && l->sp.cpus > 0 &&
+	    (mu = malloc(sizeof(double) * (size_t)l->sp.ncand)) != NULL &&
+	    (sd = malloc(sizeof(double) * (size_t)l->sp.ncand)) != NULL) {
+		fit_hypothesis(l, &idle, l->shape_idle, false, mu, sd, &ev_idle);
+		w = isfinite(ev_idle) ? 1.0 / (1.0 + exp(ev - ev_idle) * (1.0 - LEARNER_IDLE_PRIOR) / LEARNER_IDLE_PRIOR) : 0.0;
+		for (c = 0; c < l->sp.ncand && w > 0.0; c++) {
+			double m = (1.0 - w) * l->mu[c] + w * mu[c];
+			double v = (1.0 - w) * (l->sd[c] * l->sd[c] + l->mu[c] * l->mu[c]) + w * (sd[c] * sd[c] + mu[c] * mu[c]);
+			l->mu[c] = m;
+			l->sd[c] = sqrt(fmax(v - m * m, 0.0));
+		}
+		l->idle_weight = w;
+	}
+	free(mu);
+	free(sd);
+	if (l->nobs > 0)
+		keep_unseen_doubt(l);
 }
 
 void learner_predict(struct learner *l, int cand, double *mu, double *sd)

@@ -35,10 +35,12 @@ struct learner {
 	struct learner_stats *fresh;   /* per candidate: trials since the last drift */
 	struct learner_stats *stale;   /* per candidate: trials before it (weaker evidence) */
 	double *shape;                 /* prior objective per candidate, relative (max 1) */
+	double *shape_idle;            /* the same with idle inter-op threads (knob_space.interop_idle) */
 	double *mu, *sd;               /* posterior per candidate, in objective units */
 	bool dirty;                    /* trials added since the last fit */
 	double scale;                  /* normalisation: largest |mean| tried */
 	double prior_coef;             /* fitted multiplier of shape, normalised units */
+	double idle_weight;            /* the last fit's weight of the idle inter-op hypothesis, 0..1 */
 	int nobs;                      /* candidates with trials */
 	int ntrials;
 	long nsteps;
