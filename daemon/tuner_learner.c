@@ -398,7 +398,8 @@ static void fit_hypothesis(struct learner *l, const struct knob_space *sp, const
  * costs a whole job (inter-op threads are fixed at process start), and on
  * a job that forks that job runs past a cliff, so it must earn its weight
  * from measurements rather than be given half of it.  The benchmark chose
- * it: a quarter and a half sent syn-cliff's runs past its cliff for a job.
+ * it: at a half, syn-cliff's runs went past its cliff for a whole job; at a
+ * quarter, the cliff family lost a quarter more steps.
  */
 #define LEARNER_IDLE_PRIOR 0.1
 
