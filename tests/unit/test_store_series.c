@@ -58,6 +58,16 @@ fx_dir(struct fx *f)
 	return 0;
 }
 
+/* Removes fx_dir's directory and all in it; 0 when done. */
+static int
+fx_remove_dir(const struct fx *f)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
 static int
 setup(void **state)
 {
@@ -92,12 +102,10 @@ static int
 teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[600];
 	int r;
 
 	store_close(f->st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	r = system(cmd) == 0 ? 0 : -1;
+	r = fx_remove_dir(f);
 	free(f);
 	return r;
 }
@@ -400,7 +408,6 @@ migrates_schema_6(void **state)
 				       .has_to = true, .to = T0 + 10};
 	struct store_series_answer staged, a;
 	struct fx f;
-	char cmd[600];
 
 	(void)state;
 	assert_int_equal(fx_dir(&f), 0);
@@ -423,8 +430,7 @@ migrates_schema_6(void **state)
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM sqlite_master WHERE name = 'samples_rollup'"), 0);
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM series"), 2);
 	store_close(f.st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_remove_dir(&f), 0);
 }
 
 /*
@@ -470,7 +476,6 @@ migrates_schema_9(void **state)
 				       .has_to = true, .to = T0 + 400};
 	struct store_series_answer a;
 	struct fx f;
-	char cmd[600];
 
 	(void)state;
 	assert_int_equal(fx_dir(&f), 0);
@@ -493,8 +498,7 @@ migrates_schema_9(void **state)
 					 " AND type = 'index' AND name != 'series_blocks_series'"), 0);
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM series_blocks WHERE key % 4294967296 = 1"
 					 " AND key / 4294967296 * 600 IN (1699999200, 1699999800)"), 2);   /* T0 - 800, T0 - 200 */
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_remove_dir(&f), 0);
 }
 
 /* The answer over [from, to] of job's name (phase, or NULL): its points, at most 1000, no step. */
@@ -573,8 +577,7 @@ migrates_release_b4c3343(void **state)
 	fixture_reads_back(f.st);
 	store_close(f.st);
 	assert_int_equal(store_fixture_query_int(f.db, "PRAGMA user_version"), store_schema_version());
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_remove_dir(&f), 0);
 }
 
 #define POSTED 900   /* the sampler's points, a second apart from T0: 400 in one span, 500 in the next */
@@ -602,6 +605,15 @@ count_name(const struct store_bucket *b, void *arg)
 		(*(int *)arg)++;
 }
 
+/* A store in a fresh directory, the ticks of post_ticks written. */
+static void
+fx_open_posted(struct fx *f)
+{
+	assert_int_equal(fx_dir(f), 0);
+	assert_non_null(f->st = store_open(f->db, &opts));
+	post_ticks(f->st);
+}
+
 /* The answer over the posted points, which must be all of them, bit for bit. */
 static void
 answer_posted(struct store *st, struct store_series_answer *a)
@@ -620,13 +632,10 @@ sampler_points_in_memory(void **state)
 {
 	struct store_series_answer a;
 	struct fx f;
-	char cmd[600];
 	int buckets = 0;
 
 	(void)state;
-	assert_int_equal(fx_dir(&f), 0);
-	assert_non_null(f.st = store_open(f.db, &opts));
-	post_ticks(f.st);
+	fx_open_posted(&f);
 	/* Not staged (the one batch is the ingest-like write, no row a point), yet answered, and the series listed. */
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples"), 0);
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM reported_batches"), 1);
@@ -653,8 +662,7 @@ sampler_points_in_memory(void **state)
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	store_close(f.st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_remove_dir(&f), 0);
 }
 
 /* An operation that holds the writer until the test opens the gate: what is posted meanwhile is one transaction. */
@@ -718,12 +726,9 @@ failed_commit_undoes_memory(void **state)
 	struct sample s[10];
 	struct store_series_answer a;
 	struct fx f;
-	char cmd[600];
 
 	(void)state;
-	assert_int_equal(fx_dir(&f), 0);
-	assert_non_null(f.st = store_open(f.db, &opts));
-	post_ticks(f.st);
+	fx_open_posted(&f);
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	/* Held: ten more ticks, an upkeep that would encode the second span, and the poison, in one transaction. */
 	assert_int_equal(store_post(f.st, apply_gate, &g, free_nothing), STORE_OK);
@@ -752,8 +757,7 @@ failed_commit_undoes_memory(void **state)
 	answer_posted(f.st, &a);
 	answer_free(&a);
 	store_close(f.st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_remove_dir(&f), 0);
 }
 
 /* A point posted behind the flushed mark (a clock stepped back) is staged, then merged into its block. */
@@ -765,12 +769,9 @@ sampler_point_behind_the_mark(void **state)
 	struct sample late = {0, T0 + 5.5, "cpu.cores", -1, NULL};
 	struct store_series_answer a;
 	struct fx f;
-	char cmd[600];
 
 	(void)state;
-	assert_int_equal(fx_dir(&f), 0);
-	assert_non_null(f.st = store_open(f.db, &opts));
-	post_ticks(f.st);
+	fx_open_posted(&f);
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
 	assert_int_equal(store_samples_post(f.st, &late, 1), STORE_OK);
 	assert_int_equal(store_series_maintain(f.st, T0 + POSTED, true), STORE_OK);
@@ -783,8 +784,7 @@ sampler_point_behind_the_mark(void **state)
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM samples WHERE name = 'cpu.cores'"), 0);
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT sum(n) FROM series_blocks"), POSTED + 1 + 1);
 	store_close(f.st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_remove_dir(&f), 0);
 }
 
 #define CRASH_STEPS 6000    /* a job's steps 0.25 s apart from T0: 1,500 s, over three spans */
@@ -891,7 +891,6 @@ reported_batches_survive_a_crash(void **state)
 {
 	struct fx f;
 	struct sample s[3 * CRASH_BATCH];
-	char cmd[600];
 	int64_t job = 0;
 	int status;
 	bool dup;
@@ -944,8 +943,7 @@ reported_batches_survive_a_crash(void **state)
 	assert_int_equal(store_fixture_query_int(f.db, "SELECT count(*) FROM reported_batches"), 0);
 	crash_reads_back(f.st, job);
 	store_close(f.st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_remove_dir(&f), 0);
 }
 
 int
