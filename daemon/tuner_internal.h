@@ -109,6 +109,7 @@ struct tuner_workload {
 	long steps;                   /* whole-job steps seen (after a restart: those its trials measured) */
 	double kappa_sum;             /* objective x step time (x resources for efficiency), summed ... */
 	long kappa_n;                 /* ... over this many steps: turns a value into a step time */
+	double switch_s, switch_var;  /* seconds a phase's thread switch costs a step, and its variance (tuner_plan.c) */
 	struct tuner_other *other;    /* what another hardware class measured of it (tuner_other_class.c); NULL: nothing */
 	struct tuner_goodput gp;      /* objective=goodput only */
 	struct tuner_workload *next;

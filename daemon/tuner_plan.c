@@ -9,8 +9,9 @@
  * knobs and the per-phase runtime settings.  A plan's value is its measured
  * whole-job objective where it has trials; otherwise it is predicted from
  * the uniform plan of its top candidate (the whole-job learner) corrected by
- * the time each phase saves under its own candidate (the phase learners),
- * with a model error, since switching threads costs and phases interact.
+ * the time each phase saves under its own candidate (the phase learners)
+ * and what the workload's switches were measured to cost, with a model
+ * error, since phases interact.
  * The prediction only decides what to measure: a plan with overrides is
  * adopted only when its own whole-job trials beat the best measured plan,
  * and one that lost stays measured, so it is not proposed again.
@@ -358,41 +359,102 @@ static double step_time_of(const struct tuner_workload *w, int cand, double v)
 }
 
 /*
- * The prediction for a plan with overrides: the uniform plan of its top,
- * minus the time each overridden phase saves.
+ * The step time a plan with overrides would take if switching threads cost
+ * nothing: its top's uniform step time minus the time each overridden phase
+ * saves (*left, with the variance of that saving in *var and the top's
+ * value in *mu_u, *sd_u), and how many switches a step makes (*nsw: into
+ * and out of each overridden phase).  False while something is unknown.
  */
-static void plan_predict(struct tuner_workload *w, const struct tuner_plan *p, struct tuner_plan_est *e)
+static bool plan_time_unswitched(struct tuner_workload *w, const struct tuner_plan *p, double *mu_u, double *sd_u,
+				 double *step, double *left, double *var, int *nsw)
 {
 	struct tuner_phase *ph0 = tuner_phase_get(w, "", false);
-	double mu_u, sd_u, step, saved = 0.0, var = 0.0, left;
+	double saved = 0.0;
 	int i;
 
-	e->measured = false;
-	e->trials = 0;
-	e->mu = NAN;
-	e->sd = NAN;
+	*var = 0.0;
+	*nsw = 0;
 	if (!ph0)
-		return;
-	learner_predict(ph0->l, p->top, &mu_u, &sd_u);
-	step = step_time_of(w, p->top, mu_u);
-	if (!isfinite(step))
-		return;
+		return false;
+	learner_predict(ph0->l, p->top, mu_u, sd_u);
+	*step = step_time_of(w, p->top, *mu_u);
+	if (!isfinite(*step))
+		return false;
 	for (i = 0; i < w->nphases; i++) {
 		struct learner *l = w->phases[i].l;
 		double ma, sa, mb, sb;
 		if (p->over[i] < 0 || !w->phases[i].name[0])
 			continue;
 		if (l->ntrials == 0)
-			return;
+			return false;
 		learner_predict(l, p->top, &ma, &sa);
 		learner_predict(l, p->over[i], &mb, &sb);
 		if (!(ma > 0.0) || !(mb > 0.0))
-			return;
+			return false;
 		/* The phase learners learn 1 / phase time. */
 		saved += 1.0 / ma - 1.0 / mb;
-		var += pow(sa / (ma * ma), 2) + pow(sb / (mb * mb), 2);
+		*var += pow(sa / (ma * ma), 2) + pow(sb / (mb * mb), 2);
+		*nsw += 2;
 	}
-	left = fmax(step - saved, 0.2 * step);
+	*left = fmax(*step - saved, 0.2 * *step);
+	return true;
+}
+
+/*
+ * What a thread switch costs this workload's steps, learned from its
+ * measured plans with overrides: per plan, the step time measured beyond
+ * the one its phases predict, per switch.  Switching threads may cost
+ * nothing or, with OpenMP and OpenBLAS resizing their pools, milliseconds:
+ * more than a short phase saves.  One plan that lost so says the same of
+ * every plan that switches as often, where the phases alone would predict
+ * each of them as good as the best.  The mean is taken with one plan of
+ * no cost beside the measured ones (one plan may lose to how its own
+ * phases interact, not to switching), and never below nothing: a plan
+ * that beat its prediction says nothing of the others' switches.
+ */
+static void switch_cost_learn(struct tuner_workload *w)
+{
+	double sum = 0.0, sumsq = 0.0;
+	int n = 0;
+
+	for (size_t k = 0; k < w->npools; k++) {
+		const struct tuner_pool *pool = &w->pools[k];
+		struct tuner_plan_est e;
+		double mu_u, sd_u, step, left, var, r;
+		int nsw;
+		if (pool->phase[0] || pool->uniform || pool->plan.top < 0 || pool->fresh.trials + pool->stale.trials == 0)
+			continue;
+		if (!plan_time_unswitched(w, &pool->plan, &mu_u, &sd_u, &step, &left, &var, &nsw) || nsw == 0)
+			continue;
+		pool_estimate(pool, &e);
+		if (!isfinite(r = step_time_of(w, pool->plan.top, e.mu)))
+			continue;
+		r = (r - left) / nsw;
+		sum += r;
+		sumsq += r * r;
+		n++;
+	}
+	w->switch_s = fmax(sum / (n + 1), 0.0);
+	w->switch_var = sumsq / (n + 1) / (n + 1);
+}
+
+/*
+ * The prediction for a plan with overrides: the uniform plan of its top,
+ * minus the time each overridden phase saves, plus what its switches cost.
+ */
+static void plan_predict(struct tuner_workload *w, const struct tuner_plan *p, struct tuner_plan_est *e)
+{
+	double mu_u, sd_u, step, left, var;
+	int nsw;
+
+	e->measured = false;
+	e->trials = 0;
+	e->mu = NAN;
+	e->sd = NAN;
+	if (!plan_time_unswitched(w, p, &mu_u, &sd_u, &step, &left, &var, &nsw))
+		return;
+	left += nsw * w->switch_s;
+	var += nsw * nsw * w->switch_var;
 	e->mu = mu_u * step / left;
 	e->sd = e->mu * sqrt(pow(sd_u / mu_u, 2) + var / (left * left) + PLAN_MODEL_SD * PLAN_MODEL_SD);
 	/* A phase saves at most four fifths of a step: the plan is worth at most five times its top. */
@@ -590,6 +652,7 @@ int tuner_plan_choose(struct tuner *t, struct tuner_workload *w, const struct kn
 	memset(out, 0, sizeof(*out));
 	if (!ph0 || !groups || !r)
 		goto fail;
+	switch_cost_learn(w);
 	ng = groups_of(w, f, groups);
 	for (i = 0; i < ng; i++)
 		group_plans(w, &groups[i], r);

@@ -5,7 +5,8 @@
  * nothing is dropped; a plan has one pool however often it is pooled; a
  * plan with overrides is worth what its own trials measured, and a trial
  * far from them is a drift; a plan is predicted from the phases' times
- * until then; the ranking answers within the job's filter, the prior's
+ * until then, and from what the workload's measured plans lost to their
+ * switches; the ranking answers within the job's filter, the prior's
  * pick before anything is measured, the best measured plan after; and a
  * config's resources are its GPUs, else its threads.
  */
@@ -216,6 +217,84 @@ static void test_predicted_from_the_phases(void **state)
 	assert_int_equal(e.trials, 3);
 }
 
+/*
+ * Whole-job values of 10 (c1) and 12 (c2) steps/s, one step of 0.1 s at
+ * 10 (value x step time = 1); phase fwd 20 steps/s under c1, 30 under c2,
+ * 40 under c4.  Plan a runs c1 with fwd on c4, plan b c2 with fwd on c4:
+ * each switches twice a step, and both are predicted at 0.075 s a step.
+ */
+static void switch_fixture(struct fixture *f, struct tuner_plan *a, struct tuner_plan *b)
+{
+	struct learner *whole = tuner_phase_get(&f->w, "", false)->l, *fwd = f->w.phases[f->fwd].l;
+	int c1 = cand_of(f, "{\"intra_threads\":1}"), c2 = cand_of(f, "{\"intra_threads\":2}"),
+	    c4 = cand_of(f, "{\"intra_threads\":4}");
+
+	for (int i = 0; i < 3; i++) {
+		learner_add(whole, c1, 100, 10.0, 1e-4, false);
+		learner_add(whole, c2, 100, 12.0, 1e-4, false);
+		learner_add(fwd, c1, 100, 20.0, 1e-4, false);
+		learner_add(fwd, c2, 100, 30.0, 1e-4, false);
+		learner_add(fwd, c4, 100, 40.0, 1e-4, false);
+	}
+	f->w.kappa_sum = 1.0 * 10;
+	f->w.kappa_n = 10;
+	tuner_plan_uniform(a, c1);
+	a->over[f->fwd] = c4;
+	tuner_plan_uniform(b, c2);
+	b->over[f->fwd] = c4;
+}
+
+/* Plan b's estimate after a ranking, which learns what the workload's switches cost. */
+static void estimate_after_ranking(struct fixture *f, const struct tuner_plan *b, struct tuner_plan_est *e)
+{
+	struct tuner_plan_choice ch;
+	struct knob_filter all;
+
+	knobs_filter_all(&f->w.sp, &all);
+	assert_int_equal(tuner_plan_choose(&f->t, &f->w, &all, &ch), 0);
+	tuner_plan_estimate(&f->t, &f->w, b, e);
+	assert_false(e->measured);
+}
+
+static void test_switches_cost_what_a_plan_lost(void **state)
+{
+	struct fixture *f = *state;
+	struct tuner_plan a, b;
+	struct tuner_plan_est before, after;
+
+	switch_fixture(f, &a, &b);
+	estimate_after_ranking(f, &b, &before);
+	assert_float_equal(before.mu, 1.0 / 0.075, 0.7);
+	/*
+	 * a measured at 8 steps/s: 0.125 s a step where its phases predict
+	 * 0.075, 0.025 s for each of its two switches.  Taken with one plan of
+	 * no cost beside it, 0.0125 s a switch: b, which switches as often,
+	 * now takes 0.1 s a step, and is less certain than before.
+	 */
+	measure(f, &a, 2, 8.0, 0.01);
+	estimate_after_ranking(f, &b, &after);
+	assert_float_equal(after.mu, 1.0 / 0.1, 0.7);
+	assert_true(after.sd > before.sd);
+	/* A uniform plan switches nothing. */
+	tuner_plan_uniform(&b, b.top);
+	tuner_plan_estimate(&f->t, &f->w, &b, &after);
+	assert_float_equal(after.mu, 12.0, 0.5);
+}
+
+static void test_a_plan_that_beat_its_prediction_costs_no_switch(void **state)
+{
+	struct fixture *f = *state;
+	struct tuner_plan a, b;
+	struct tuner_plan_est before, after;
+
+	switch_fixture(f, &a, &b);
+	estimate_after_ranking(f, &b, &before);
+	/* a measured above what its phases predict: how its phases interact, nothing b's switches would share. */
+	measure(f, &a, 2, 16.0, 0.01);
+	estimate_after_ranking(f, &b, &after);
+	assert_float_equal(after.mu, before.mu, 1e-9);
+}
+
 static void test_choose_within_the_filter(void **state)
 {
 	struct fixture *f = *state;
@@ -275,6 +354,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_pool_per_plan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_measured_plan_and_drift, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_predicted_from_the_phases, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_switches_cost_what_a_plan_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_plan_that_beat_its_prediction_costs_no_switch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_choose_within_the_filter, setup, teardown),
 		cmocka_unit_test(test_resources),
 	};
