@@ -29,6 +29,7 @@ void api_job_metrics(const struct http_request *req, struct http_response *resp)
 	double now = clock_now_s();
 	bool duplicate;
 	int64_t id;
+	long within;
 	int r;
 
 	if (api_job_id(req, resp, &id) < 0)
@@ -64,9 +65,12 @@ void api_job_metrics(const struct http_request *req, struct http_response *resp)
 	stats_count_ingest(app->stats, duplicate ? 0 : batch.n, false);
 	if (!duplicate && batch.n > 0 && app->live != NULL)
 		live_ingested(app->live, id);
+	/* Only rank 0's steps are what the tuner measures (jobs_ingest). */
+	within = duplicate || batch.rank > 0 ? 0 : jobs_report_within(app->jobs, id);
 	http_reply_json(resp, 200,
-			json_pack("{s:I, s:o, s:b}", "accepted", (json_int_t)(duplicate ? 0 : batch.n), "config",
-				  config, "duplicate", duplicate));
+			json_pack("{s:I, s:o, s:b, s:o*}", "accepted", (json_int_t)(duplicate ? 0 : batch.n), "config",
+				  config, "duplicate", duplicate, "report_within",
+				  within > 0 ? json_integer(within) : NULL));
 done:
 	ingest_batch_free(&batch);
 	json_decref(body);

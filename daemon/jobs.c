@@ -544,6 +544,11 @@ int jobs_ingest(struct jobs *j, const struct jobs_batch *b, bool *duplicate, jso
 	return STORE_OK;
 }
 
+long jobs_report_within(struct jobs *j, int64_t id)
+{
+	return j->tuner ? tuner_job_report_within(j->tuner, id) : 0;
+}
+
 unsigned long jobs_generation(struct jobs *j)
 {
 	return store_jobs_generation(j->store);

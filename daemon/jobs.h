@@ -130,6 +130,9 @@ struct jobs_batch {
  */
 int jobs_ingest(struct jobs *j, const struct jobs_batch *b, bool *duplicate, json_t **config);
 
+/* Within how many steps job id should report again (tuner_job_report_within); 0 without a tuner. */
+long jobs_report_within(struct jobs *j, int64_t id);
+
 /* The store's running jobs and their generation, for discovery (see store_jobs_running). */
 unsigned long jobs_generation(struct jobs *j);
 int jobs_running(struct jobs *j, struct store_running_job **out, size_t *n);

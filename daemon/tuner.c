@@ -1216,6 +1216,18 @@ const char *tuner_job_why(struct tuner *t, int64_t job_id)
 	return why;
 }
 
+long tuner_job_report_within(struct tuner *t, int64_t job_id)
+{
+	struct tuner_job *j;
+	long within = 0;
+
+	pthread_mutex_lock(&t->lock);
+	if ((j = job_find(t, job_id)) && j->pending)
+		within = TRIAL_CUT_FAR_STEPS;
+	pthread_mutex_unlock(&t->lock);
+	return within;
+}
+
 void tuner_job_end(struct tuner *t, int64_t job_id)
 {
 	struct tuner_write *wl = NULL;

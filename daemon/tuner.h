@@ -53,6 +53,17 @@ json_t *tuner_job_observe(struct tuner *t, int64_t job_id, const struct sample *
  */
 const char *tuner_job_why(struct tuner *t, int64_t job_id);
 
+/*
+ * Within how many steps job_id should report the steps it runs, or 0 when
+ * it may keep its own pace.  While the job measures a proposal, its trial
+ * may be decided (cut short, or completed) from the proposal's
+ * TRIAL_CUT_FAR_STEPS-th step on: every step the job runs past that point
+ * before it reports is one more step of a losing config.  A job reporting
+ * once a second at dozens of steps a second otherwise runs a whole report's
+ * worth of steps on each proposal, however soon it loses.
+ */
+long tuner_job_report_within(struct tuner *t, int64_t job_id);
+
 /* The job ended; its open trials are closed. */
 void tuner_job_end(struct tuner *t, int64_t job_id);
 

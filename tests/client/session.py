@@ -2,8 +2,9 @@
 
 Registration, the samples a step produces and how they are stored,
 buffering (nothing sent between flushes, one request per flush), the
-periodic flush, the end of the job with its exit status, reuse of a job
-from DLPROF_JOB, the Unix socket, and bad input that must never raise.
+periodic flush, the early report the daemon asks for while it measures, the
+end of the job with its exit status, reuse of a job from DLPROF_JOB, the
+Unix socket, and bad input that must never raise.
 """
 
 import math
@@ -104,6 +105,17 @@ with Daemon() as d:
             wait_until(lambda: len(samples(d, s.job_id, "step_time_s")) == 3, timeout=10)
             steps(s, 2, phases=())
             wait_until(lambda: len(samples(d, s.job_id, "step_time_s")) == 5, timeout=10)
+
+    @tap.test("while the daemon measures a config it proposed, the session reports within the steps it asks")
+    def _():
+        knobs = {"intra_threads": {"values": [1, 2]}}
+        with dlprof.session(workload="unit-report-within", url=d.url, interval=3600, knobs=knobs) as s:
+            steps(s, 1, phases=())
+            assert s.flush()
+            # The answer asked for the next report within 2 steps (the first plan is
+            # being measured): the next steps are sent with no flush, no interval.
+            steps(s, 4, phases=())
+            wait_until(lambda: len(samples(d, s.job_id, "step_time_s")) >= 3, timeout=10)
 
     @tap.test("after a flush and a step the session runs the config the daemon holds for the job")
     def _():

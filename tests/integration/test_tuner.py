@@ -5,7 +5,8 @@ defined here (throughput by intra-op and inter-op threads, with noise): each
 registers, reports batches of steps with the config it ran, and switches to
 the config the daemon answers.  After a few jobs /api/v1/recommend must be
 within 3% of the surface's best, found with few trials, and the same after
-a restart.  Also: the env and slurm formats, the workloads views, errors.
+a restart.  While a proposal is measured, the answers ask for the next
+report within a few steps.  Also: the env and slurm formats, the workloads views, errors.
 """
 
 import os
@@ -153,6 +154,22 @@ def main():
             assert status == 200, rec
             assert rec["source"] == "similar", rec
             assert rec["config"]["intra_threads"] == state["rec"]["config"]["intra_threads"], rec
+
+        @tap.test("while a proposal is measured, an answer asks for the next report within a few steps")
+        def _():
+            job = d.register("report-within", params={"batch": 8}, knobs=KNOBS)
+            path = "/api/v1/jobs/%d/metrics" % job["id"]
+            batch = {"samples": [{"t": time.time() - 10, "name": "samples_per_s", "value": 100.0}],
+                     "config": job["config"], "seq": 1, "stream": "a"}
+            status, _, body = d.post(path, batch)
+            assert status == 200, (status, body)
+            # Its first plan is being measured: a trial may be decided from its second step.
+            assert body.get("report_within") == 2, body
+            # A batch stored before teaches nothing new: nothing is asked.
+            status, _, body = d.post(path, batch)
+            assert status == 200 and body["duplicate"], (status, body)
+            assert "report_within" not in body, body
+            d.post("/api/v1/jobs/%d/end" % job["id"], {"exit_status": 0})
 
         @tap.test("bad requests: no workload, bad format, bad objective, unknown workload")
         def _():

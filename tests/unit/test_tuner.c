@@ -2,7 +2,8 @@
  * The tuner driven like the daemon drives it: jobs start, report batches of
  * samples with the config they ran, and end.  Jobs converge on a surface's
  * best, persist it across a reopen, never get a config that cannot run, get
- * per-phase settings, keep exploration within its budget once confident,
+ * per-phase settings, keep exploration within its budget once confident
+ * (and are asked for their steps promptly only while a proposal is measured),
  * learn the same whatever the replay speed or the order inside a batch,
  * notice a drift, start from a similar workload, and rank by goodput
  * (throughput x statistical efficiency) where jobs report gradient noise.
@@ -286,6 +287,9 @@ static void test_explore_nothing_once_confident(void **state)
 	/* Learn the workload over a few jobs. */
 	for (k = 0; k < 4; k++) {
 		config = start_job(f, "budget", NULL, OBJECTIVE_THROUGHPUT, SETTLING_KNOBS, &id);
+		/* Its first plan is measured: the job is asked for its steps as soon as they may decide. */
+		if (k == 0)
+			assert_int_equal(tuner_job_report_within(f->t, id), TRIAL_CUT_FAR_STEPS);
 		config = run_job(f, id, config, peak3, 400, 10, 10000.0 * (k + 1), 0.5, 0, NULL);
 		tuner_job_end(f->t, id);
 		json_decref(config);
@@ -295,6 +299,9 @@ static void test_explore_nothing_once_confident(void **state)
 	if (explore > 20)
 		fail_msg("%d of 1000 steps explored once confident", explore);
 	assert_int_equal(knob(config, "intra_threads"), 3);
+	/* On the best, nothing is about to be decided: the job reports at its own pace. */
+	assert_int_equal(tuner_job_report_within(f->t, id), 0);
+	assert_int_equal(tuner_job_report_within(f->t, id + 1000), 0);
 	json_decref(config);
 }
 

@@ -3,7 +3,10 @@
 About once a second it registers the job if that has not worked yet, sends
 the buffered samples grouped by the config they ran under, and hands each
 config the daemon answers to the session, which applies it at the job's next
-step boundary.  Batches are numbered; one whose answer was lost is sent
+step boundary.  While the daemon measures a config it proposed, its answers
+say within how many steps it wants the next report ("report_within"): the
+job's thread counts its steps (stepped()) and wakes the reporter then, so a
+proposal that loses is left after a few steps, not after a second of them.  Batches are numbered; one whose answer was lost is sent
 again unchanged, so the daemon stores it exactly once.  It never raises into the job: a daemon that is away or
 answers errors costs one warning per outage and the samples of that time
 (kept while the buffer bound allows, re-sent when the daemon is back).
@@ -93,6 +96,10 @@ class Reporter:
         self._cycles = threading.Condition()  # guards the two counters below
         self._asked = 0                        # flush() requests made
         self._served = 0                       # requests a finished cycle covered
+        # Steps within which the daemon asked for the next report, or None
+        # (written by this thread, read by the job's: one reference swap).
+        self.report_within = None
+        self._steps_unsent = 0                 # the job's thread's count since it last woke this one
 
     # ---- job's thread, before start() ----
 
@@ -157,7 +164,19 @@ class Reporter:
 
     def _take_config(self, doc):
         if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
+            within = doc.get("report_within")
+            self.report_within = within if isinstance(within, int) and within >= 1 else None
             self.on_config(doc["config"])
+
+    # ---- job's thread, after start() ----
+
+    def stepped(self):
+        """A step was buffered: wakes the thread when the daemon asked for a report by now."""
+        self._steps_unsent += 1
+        within = self.report_within
+        if within is not None and self._steps_unsent >= within:
+            self._steps_unsent = 0
+            self._wake.set()
 
     # ---- the thread ----
 

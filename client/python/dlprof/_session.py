@@ -267,6 +267,7 @@ class Session:
         for name, value in metrics.items():
             out.append(self._user_metric(t, name, value))
         self._buffer.add(self._ran_with(), [s for s in out if s is not None])
+        self._reporter.stepped()
         self._boundary()
 
     def flush(self, timeout=None):
