@@ -67,10 +67,10 @@ void api_job_metrics(const struct http_request *req, struct http_response *resp)
 		live_ingested(app->live, id);
 	/* Only rank 0's steps are what the tuner measures (jobs_ingest). */
 	within = duplicate || batch.rank > 0 ? 0 : jobs_report_within(app->jobs, id);
+	/* report_within 0: nothing is about to be decided, the job reports at its own pace. */
 	http_reply_json(resp, 200,
-			json_pack("{s:I, s:o, s:b, s:o*}", "accepted", (json_int_t)(duplicate ? 0 : batch.n), "config",
-				  config, "duplicate", duplicate, "report_within",
-				  within > 0 ? json_integer(within) : NULL));
+			json_pack("{s:I, s:o, s:b, s:I}", "accepted", (json_int_t)(duplicate ? 0 : batch.n), "config",
+				  config, "duplicate", duplicate, "report_within", (json_int_t)within));
 done:
 	ingest_batch_free(&batch);
 	json_decref(body);
