@@ -358,27 +358,29 @@ static double step_time_of(const struct tuner_workload *w, int cand, double v)
 	return kappa / v;
 }
 
-/*
- * The step time a plan with overrides would take if switching threads cost
- * nothing: its top's uniform step time minus the time each overridden phase
- * saves (*left, with the variance of that saving in *var and the top's
- * value in *mu_u, *sd_u), and how many switches a step makes (*nsw: into
- * and out of each overridden phase).  False while something is unknown.
- */
-static bool plan_time_unswitched(struct tuner_workload *w, const struct tuner_plan *p, double *mu_u, double *sd_u,
-				 double *step, double *left, double *var, int *nsw)
+/* What a plan with overrides would take a step if switching threads cost nothing (plan_time_unswitched). */
+struct plan_time {
+	double mu_u, sd_u;            /* the value of its top's uniform plan */
+	double step;                  /* that uniform plan's step time */
+	double left;                  /* the step time once each overridden phase saved its share */
+	double var;                   /* the variance of those savings */
+	int nsw;                      /* switches a step makes: into and out of each overridden phase */
+};
+
+/* Fills *pt for plan p; false while something it needs is unknown. */
+static bool plan_time_unswitched(struct tuner_workload *w, const struct tuner_plan *p, struct plan_time *pt)
 {
 	struct tuner_phase *ph0 = tuner_phase_get(w, "", false);
 	double saved = 0.0;
 	int i;
 
-	*var = 0.0;
-	*nsw = 0;
+	pt->var = 0.0;
+	pt->nsw = 0;
 	if (!ph0)
 		return false;
-	learner_predict(ph0->l, p->top, mu_u, sd_u);
-	*step = step_time_of(w, p->top, *mu_u);
-	if (!isfinite(*step))
+	learner_predict(ph0->l, p->top, &pt->mu_u, &pt->sd_u);
+	pt->step = step_time_of(w, p->top, pt->mu_u);
+	if (!isfinite(pt->step))
 		return false;
 	for (i = 0; i < w->nphases; i++) {
 		struct learner *l = w->phases[i].l;
@@ -393,10 +395,10 @@ static bool plan_time_unswitched(struct tuner_workload *w, const struct tuner_pl
 			return false;
 		/* The phase learners learn 1 / phase time. */
 		saved += 1.0 / ma - 1.0 / mb;
-		*var += pow(sa / (ma * ma), 2) + pow(sb / (mb * mb), 2);
-		*nsw += 2;
+		pt->var += pow(sa / (ma * ma), 2) + pow(sb / (mb * mb), 2);
+		pt->nsw += 2;
 	}
-	*left = fmax(*step - saved, 0.2 * *step);
+	pt->left = fmax(pt->step - saved, 0.2 * pt->step);
 	return true;
 }
 
@@ -420,16 +422,16 @@ static void switch_cost_learn(struct tuner_workload *w)
 	for (size_t k = 0; k < w->npools; k++) {
 		const struct tuner_pool *pool = &w->pools[k];
 		struct tuner_plan_est e;
-		double mu_u, sd_u, step, left, var, r;
-		int nsw;
+		struct plan_time pt;
+		double r;
 		if (pool->phase[0] || pool->uniform || pool->plan.top < 0 || pool->fresh.trials + pool->stale.trials == 0)
 			continue;
-		if (!plan_time_unswitched(w, &pool->plan, &mu_u, &sd_u, &step, &left, &var, &nsw) || nsw == 0)
+		if (!plan_time_unswitched(w, &pool->plan, &pt) || pt.nsw == 0)
 			continue;
 		pool_estimate(pool, &e);
 		if (!isfinite(r = step_time_of(w, pool->plan.top, e.mu)))
 			continue;
-		r = (r - left) / nsw;
+		r = (r - pt.left) / pt.nsw;
 		sum += r;
 		sumsq += r * r;
 		n++;
@@ -444,21 +446,21 @@ static void switch_cost_learn(struct tuner_workload *w)
  */
 static void plan_predict(struct tuner_workload *w, const struct tuner_plan *p, struct tuner_plan_est *e)
 {
-	double mu_u, sd_u, step, left, var;
-	int nsw;
+	struct plan_time pt;
+	double left, var;
 
 	e->measured = false;
 	e->trials = 0;
 	e->mu = NAN;
 	e->sd = NAN;
-	if (!plan_time_unswitched(w, p, &mu_u, &sd_u, &step, &left, &var, &nsw))
+	if (!plan_time_unswitched(w, p, &pt))
 		return;
-	left += nsw * w->switch_s;
-	var += nsw * nsw * w->switch_var;
-	e->mu = mu_u * step / left;
-	e->sd = e->mu * sqrt(pow(sd_u / mu_u, 2) + var / (left * left) + PLAN_MODEL_SD * PLAN_MODEL_SD);
+	left = pt.left + pt.nsw * w->switch_s;
+	var = pt.var + pt.nsw * pt.nsw * w->switch_var;
+	e->mu = pt.mu_u * pt.step / left;
+	e->sd = e->mu * sqrt(pow(pt.sd_u / pt.mu_u, 2) + var / (left * left) + PLAN_MODEL_SD * PLAN_MODEL_SD);
 	/* A phase saves at most four fifths of a step: the plan is worth at most five times its top. */
-	assert(!isfinite(e->mu) || e->mu <= 5.0 * mu_u * (1.0 + 1e-9));
+	assert(!isfinite(e->mu) || e->mu <= 5.0 * pt.mu_u * (1.0 + 1e-9));
 }
 
 void tuner_plan_estimate(struct tuner *t, struct tuner_workload *w, const struct tuner_plan *p,

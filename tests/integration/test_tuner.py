@@ -6,7 +6,8 @@ registers, reports batches of steps with the config it ran, and switches to
 the config the daemon answers.  After a few jobs /api/v1/recommend must be
 within 3% of the surface's best, found with few trials, and the same after
 a restart.  While a proposal is measured, the answers ask for the next
-report within a few steps.  Also: the env and slurm formats, the workloads views, errors.
+report within a few steps.  Also: the env and slurm formats, the workloads
+views, errors.
 """
 
 import os

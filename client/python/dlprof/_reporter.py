@@ -6,10 +6,12 @@ config the daemon answers to the session, which applies it at the job's next
 step boundary.  While the daemon measures a config it proposed, its answers
 say within how many steps it wants the next report ("report_within"): the
 job's thread counts its steps (stepped()) and wakes the reporter then, so a
-proposal that loses is left after a few steps, not after a second of them.  Batches are numbered; one whose answer was lost is sent
-again unchanged, so the daemon stores it exactly once.  It never raises into the job: a daemon that is away or
-answers errors costs one warning per outage and the samples of that time
-(kept while the buffer bound allows, re-sent when the daemon is back).
+proposal that loses is left after a few steps, not after a second of them.
+Batches are numbered; one whose answer was lost is sent again unchanged, so
+the daemon stores it exactly once.  It never raises into the job: a daemon
+that is away or answers errors costs one warning per outage and the samples
+of that time (kept while the buffer bound allows, re-sent when the daemon is
+back).
 
 Before the thread starts, the job's thread may call register() and
 fetch_config() itself (so the job starts with its assigned config); the
